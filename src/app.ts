@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { sql } from 'kysely';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import { loadServiceSecret } from './db/service-secrets.js';
+import type { AppContext } from './http/context.js';
+import { Pager } from './http/pagination.js';
+import { registerApiKeyAuth } from './http/plugins/auth.js';
+import { registerMethodNotAllowed } from './http/plugins/method-not-allowed.js';
+import { registerProblemHandler } from './http/plugins/problem.js';
+import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { Problem } from './http/schemas.js';
+import { validatorCompiler } from './http/validation.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { modules } from './modules/index.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  clock?: Clock;
+  notify?: (channel: string) => void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Builds the HTTP application. It never reads the environment: everything comes in `deps`. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database, logger } = deps;
+  const clock = deps.clock ?? systemClock;
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One log line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+    },
+    ajv: { customOptions: {} },
+  });
+
+  const ctx: AppContext = {
+    config,
+    database,
+    clock,
+    logger,
+    pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock)),
+    notify: deps.notify ?? (() => {}),
+  };
+  app.decorate('ctx', ctx);
+  app.setValidatorCompiler(validatorCompiler());
+  // Bodies are JSON and only JSON: anything else is 415 rather than a guess.
+  app.removeContentTypeParser(['text/plain']);
+  app.addSchema(Problem);
+  for (const module of modules) for (const schema of module.schemas ?? []) app.addSchema(schema);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        operationId: request.routeOptions.schema?.operationId,
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        tenantId: request.principal?.tenantId,
+      },
+      'request',
+    );
+  });
+
+  registerProblemHandler(app);
+  registerMethodNotAllowed(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Audience Page Service',
+        version: '0',
+        description:
+          'Tenant-scoped JSON API for personalised pages, their audiences, and the people and companies they address. ' +
+          'Errors are RFC 9457 problem+json; decisions where the interface spec is silent are in docs/api.md.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(database.kysely);
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', reason: 'database' });
+    }
+  });
+
+  await app.register(
+    async (v0) => {
+      registerApiKeyAuth(v0);
+      registerRateLimit(v0, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+      for (const module of modules) if (module.routes) await v0.register(module.routes);
+    },
+    { prefix: '/v0' },
+  );
+  for (const module of modules) if (module.publicRoutes) await app.register(module.publicRoutes);
+
+  return app;
+}

@@ -1,0 +1,89 @@
+import path from 'node:path';
+
+/**
+ * The whole configuration of the service. It is read from the environment once, in
+ * `src/main/*`, validated here, and then passed down frozen: nothing else reads `process.env`.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `postgres://…` selects PostgreSQL; unset means the embedded SQLite file under `dataDir`. */
+  readonly databaseUrl: string | null;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Sustained requests per second per API key; 0 turns rate limiting off. */
+  readonly rateLimitPerSecond: number;
+  /** Bucket size: how many requests a key may send at once after being idle. */
+  readonly rateLimitBurst: number;
+  readonly bodyLimitBytes: number;
+  readonly requestTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+  /** Whether this process runs the background workers (version generation, webhook delivery). */
+  readonly runWorkers: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+type Env = Record<string, string | undefined>;
+
+export function parseConfig(env: Env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    if (!/^\d+$/.test(raw.trim())) {
+      problems.push(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+      return fallback;
+    }
+    const value = Number(raw.trim());
+    if (value < min || value > max) problems.push(`${name} must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+    problems.push(`${name} must be true or false, got "${env[name]}"`);
+    return fallback;
+  };
+
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(
+      'DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite database)',
+    );
+  }
+
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const host = env.HOST?.trim() || '0.0.0.0';
+
+  const config: Config = {
+    port: int('PORT', 3000, 0, 65535),
+    host,
+    dataDir: path.resolve(cwd, env.DATA_DIR?.trim() || './data'),
+    databaseUrl,
+    logLevel,
+    rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
+    rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    runWorkers: bool('RUN_WORKERS', true),
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+import { SqliteAdapter } from './sqlite-adapter.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly kysely: Kysely<DB>;
+  readonly engine: Engine;
+  /** A short description for logs, never containing credentials. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** `postgres://…`; null selects SQLite. */
+  databaseUrl: string | null;
+  /** SQLite only: the database file (created with its folder when missing). */
+  sqliteFile?: string;
+  /** PostgreSQL only: the schema to use (tests give every run its own). */
+  pgSchema?: string;
+  pgPoolSize?: number;
+}
+
+export const SQLITE_FILENAME = 'audience-pages.sqlite';
+
+export function sqliteFileIn(dataDir: string): string {
+  return path.join(dataDir, SQLITE_FILENAME);
+}
+
+export function connectDatabase(options: ConnectOptions): Database {
+  return options.databaseUrl === null
+    ? connectSqlite(options.sqliteFile ?? sqliteFileIn('./data'))
+    : connectPostgres(options);
+}
+
+function connectSqlite(file: string): Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const raw = new BetterSqlite3(file);
+  // WAL lets readers run beside the writer; FULL makes an acknowledged commit survive power loss,
+  // not only a crash of the process. The busy timeout covers a second process (CLI, worker).
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = FULL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 5000');
+  const adapter = new SqliteAdapter(raw);
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: adapter }) });
+  return {
+    kysely,
+    engine: 'sqlite',
+    description: `sqlite:${file}`,
+    close: () => kysely.destroy(),
+  };
+}
+
+const PG_TIMESTAMPTZ = 1184;
+const PG_TIMESTAMP = 1114;
+const PG_INT8 = 20;
+const PG_NUMERIC = 1700;
+
+function connectPostgres(options: ConnectOptions): Database {
+  const url = options.databaseUrl!;
+  // Per-pool type parsers (not pg's global ones) so that both engines return the same shapes:
+  // timestamps as ISO 8601 strings with milliseconds, counts as numbers.
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === PG_TIMESTAMPTZ || oid === PG_TIMESTAMP) return (value: string) => new Date(value).toISOString();
+      if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.pgPoolSize ?? 10,
+    types: types as pg.CustomTypesConfig,
+    options: options.pgSchema ? `-c search_path=${options.pgSchema}` : undefined,
+  });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Queries report their own errors.
+  });
+  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const safe = new URL(url);
+  safe.password = '';
+  safe.username = '';
+  return {
+    kysely,
+    engine: 'postgres',
+    description: `postgres:${safe.host}${safe.pathname}${options.pgSchema ? `#${options.pgSchema}` : ''}`,
+    close: () => kysely.destroy(),
+  };
+}

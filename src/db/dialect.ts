@@ -1,0 +1,51 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Engine } from './connect.js';
+
+/**
+ * The one place that writes SQL differently for SQLite and PostgreSQL. Everything else in the
+ * code base is written once against Kysely and runs on both.
+ */
+
+/** Shorter queries cannot use a trigram index; they fall back to LIKE (see docs/api.md, search). */
+export const TRIGRAM_MIN_LENGTH = 3;
+
+function likePattern(query: string): string {
+  return `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A case-insensitive substring match of `query` in any of `columns` of `table`, backed by the
+ * index made by `createSubstringIndex` in the migrations: the FTS5 trigram table on SQLite,
+ * trigram GIN indexes on PostgreSQL.
+ */
+export function substringMatch(engine: Engine, table: string, columns: string[], query: string): Expression<SqlBool> {
+  const pattern = likePattern(query);
+  if (engine === 'postgres') {
+    return sql<SqlBool>`(${sql.join(
+      columns.map((c) => sql`${sql.ref(`${table}.${c}`)} ilike ${pattern} escape '\\'`),
+      sql` or `,
+    )})`;
+  }
+  if ([...query].length >= TRIGRAM_MIN_LENGTH) {
+    const phrase = `"${query.replace(/"/g, '""')}"`;
+    const fts = sql.table(`${table}_fts`);
+    return sql<SqlBool>`${sql.ref(`${table}.seq`)} in (select rowid from ${fts} where ${fts} match ${phrase})`;
+  }
+  return sql<SqlBool>`(${sql.join(
+    columns.map((c) => sql`${sql.ref(`${table}.${c}`)} like ${pattern} escape '\\'`),
+    sql` or `,
+  )})`;
+}
+
+/**
+ * Row locks for read-modify-write. On SQLite every writing transaction already holds the
+ * database's write lock from its first statement (`begin immediate`), so there is nothing to add.
+ */
+export function forUpdate<QB extends { forUpdate(): QB }>(engine: Engine, qb: QB): QB {
+  return engine === 'postgres' ? qb.forUpdate() : qb;
+}
+
+/** Claims rows that no other worker holds; on SQLite the write lock already serializes workers. */
+export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(engine: Engine, qb: QB): QB {
+  return engine === 'postgres' ? qb.forUpdate().skipLocked() : qb;
+}

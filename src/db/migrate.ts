@@ -1,0 +1,27 @@
+import { Migrator, type MigrationResultSet } from 'kysely';
+import type { Database } from './connect.js';
+import { migrations } from './migrations/index.js';
+
+/** Brings the schema up to date. Kysely's migrator locks, so concurrent starts are safe. */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = new Migrator({
+    db: database.kysely,
+    provider: {
+      getMigrations: async () =>
+        Object.fromEntries(
+          Object.entries(migrations).map(([name, migration]) => [
+            name,
+            { up: (db) => migration.up(db, database.engine) },
+          ]),
+        ),
+    },
+  });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`Migration ${failed ?? ''} failed: ${String((result.error as Error).message ?? result.error)}`, {
+      cause: result.error,
+    });
+  }
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,106 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+/**
+ * Wraps a better-sqlite3 connection for Kysely's SqliteDialect and makes SQLite answer like
+ * PostgreSQL does: columns declared BOOLEAN come back as booleans and columns declared
+ * JSON_TEXT come back parsed. It also caches prepared statements (Kysely prepares every query
+ * anew, which costs more than running a primary-key read) and turns Kysely's `begin` into
+ * `begin immediate`, so a writing transaction takes the write lock up front instead of failing
+ * with SQLITE_BUSY halfway through when another process (the CLI, a second worker) writes too.
+ */
+export class SqliteAdapter implements SqliteDatabase {
+  readonly #raw: BetterSqlite3.Database;
+  readonly #cache = new Map<string, CachedStatement>();
+  static readonly cacheSize = 1000;
+
+  constructor(raw: BetterSqlite3.Database) {
+    this.#raw = raw;
+  }
+
+  get raw(): BetterSqlite3.Database {
+    return this.#raw;
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let cached = this.#cache.get(sql);
+    if (cached === undefined) {
+      const text = sql === 'begin' ? 'begin immediate' : sql;
+      cached = new CachedStatement(this.#raw.prepare(text));
+      if (this.#cache.size >= SqliteAdapter.cacheSize) this.#cache.clear();
+      this.#cache.set(sql, cached);
+    }
+    return cached;
+  }
+
+  close(): void {
+    this.#cache.clear();
+    this.#raw.close();
+  }
+}
+
+type Row = Record<string, unknown>;
+
+class CachedStatement implements SqliteStatement {
+  readonly reader: boolean;
+  readonly #stmt: BetterSqlite3.Statement;
+  readonly #convert: ((row: Row) => Row) | null;
+
+  constructor(stmt: BetterSqlite3.Statement) {
+    this.#stmt = stmt;
+    this.reader = stmt.reader;
+    this.#convert = stmt.reader ? rowConverter(stmt.columns()) : null;
+  }
+
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    const rows = this.#stmt.all(...bindable(parameters)) as Row[];
+    const convert = this.#convert;
+    if (convert !== null) for (let i = 0; i < rows.length; i++) rows[i] = convert(rows[i]!);
+    return rows;
+  }
+
+  run(parameters: ReadonlyArray<unknown>): { changes: number | bigint; lastInsertRowid: number | bigint } {
+    return this.#stmt.run(...bindable(parameters));
+  }
+
+  *iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    const convert = this.#convert;
+    for (const row of this.#stmt.iterate(...bindable(parameters)) as Iterable<Row>) {
+      yield convert === null ? row : convert(row);
+    }
+  }
+}
+
+function rowConverter(columns: BetterSqlite3.ColumnDefinition[]): ((row: Row) => Row) | null {
+  const booleans: string[] = [];
+  const json: string[] = [];
+  for (const column of columns) {
+    const declared = column.type?.toUpperCase();
+    if (declared === 'BOOLEAN') booleans.push(column.name);
+    else if (declared === 'JSON_TEXT') json.push(column.name);
+  }
+  if (booleans.length === 0 && json.length === 0) return null;
+  return (row) => {
+    for (const name of booleans) {
+      const value = row[name];
+      if (value !== null && value !== undefined) row[name] = value === 1 || value === 1n;
+    }
+    for (const name of json) {
+      const value = row[name];
+      if (typeof value === 'string') row[name] = JSON.parse(value);
+    }
+    return row;
+  };
+}
+
+/** better-sqlite3 refuses booleans and Dates as parameters; store them the way PostgreSQL reads back. */
+function bindable(parameters: ReadonlyArray<unknown>): unknown[] {
+  const out = new Array<unknown>(parameters.length);
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i];
+    if (typeof value === 'boolean') out[i] = value ? 1 : 0;
+    else if (value instanceof Date) out[i] = value.toISOString();
+    else out[i] = value;
+  }
+  return out;
+}

@@ -1,0 +1,72 @@
+import {
+  sql,
+  type DeleteQueryBuilder,
+  type DeleteResult,
+  type Insertable,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from 'kysely';
+import type { Engine } from './connect.js';
+import type { DB, TenantTable } from './schema.js';
+
+type WithoutTenant<T extends TenantTable> = Omit<Insertable<DB[T]>, 'tenant_id'>;
+
+/**
+ * The only way request-handling code reaches tenant-owned tables. Every statement built through
+ * a scope is filtered by (or stamped with) the tenant of the API key, so a query module cannot
+ * forget it: a module that needs another tenant's rows would have to ask for the raw database,
+ * which only operator code (CLI, workers) holds.
+ */
+export class TenantScope {
+  constructor(
+    readonly db: Kysely<DB>,
+    readonly engine: Engine,
+    readonly tenantId: string,
+    readonly inTransaction = false,
+  ) {}
+
+  #owned(table: TenantTable) {
+    return sql<SqlBool>`${sql.ref(`${table}.tenant_id`)} = ${this.tenantId}`;
+  }
+
+  selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, {}> {
+    return (this.db.selectFrom(table) as unknown as SelectQueryBuilder<DB, TenantTable, {}>).where(
+      this.#owned(table),
+    ) as unknown as SelectQueryBuilder<DB, T, {}>;
+  }
+
+  updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
+    return (
+      this.db.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>
+    ).where(this.#owned(table)) as unknown as UpdateQueryBuilder<DB, T, T, UpdateResult>;
+  }
+
+  deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<DB, T, DeleteResult> {
+    return (this.db.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(
+      this.#owned(table),
+    ) as unknown as DeleteQueryBuilder<DB, T, DeleteResult>;
+  }
+
+  insertInto<T extends TenantTable>(
+    table: T,
+    values: WithoutTenant<T> | ReadonlyArray<WithoutTenant<T>>,
+  ): InsertQueryBuilder<DB, T, InsertResult> {
+    const stamp = (v: WithoutTenant<T>) => ({ ...v, tenant_id: this.tenantId }) as unknown as Insertable<DB[T]>;
+    const rows = Array.isArray(values) ? (values as WithoutTenant<T>[]).map(stamp) : stamp(values as WithoutTenant<T>);
+    return this.db.insertInto(table).values(rows as never);
+  }
+
+  /**
+   * Runs `work` in one transaction (joining the current one if there is one). On SQLite it
+   * begins with `begin immediate`, so writers queue for the lock instead of failing midway.
+   */
+  async transaction<R>(work: (scope: TenantScope) => Promise<R>): Promise<R> {
+    if (this.inTransaction) return work(this);
+    return this.db.transaction().execute((trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
+  }
+}

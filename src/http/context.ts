@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/connect.js';
+import type { TenantScope } from '../db/tenant-scope.js';
+import type { Clock } from '../lib/clock.js';
+import type { Principal } from '../modules/tenants/tenants.service.js';
+import type { Pager } from './pagination.js';
+
+/** What route handlers may use besides the request: built once by buildApp. */
+export interface AppContext {
+  readonly config: Config;
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly pager: Pager;
+  readonly logger: Logger;
+  /** Wakes the background workers after a commit that queued work for them (set by main/server). */
+  readonly notify: (channel: string) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    /** The authenticated key; set on every /v0 request. */
+    principal: Principal;
+    /** Tenant-scoped database access for the authenticated tenant. */
+    scope: TenantScope;
+  }
+}

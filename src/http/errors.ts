@@ -1,0 +1,86 @@
+/**
+ * The error model. Every failure the API reports is an AppError with a stable machine `code`;
+ * the table below is the only place that decides its HTTP status. The error handler
+ * (http/plugins/problem.ts) turns AppErrors, validation errors, parser errors and driver
+ * errors into RFC 9457 problem+json.
+ */
+
+export const ERROR_STATUS = {
+  malformed_json: 400,
+  invalid_cursor: 400,
+  bad_request: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  page_archived: 409,
+  idempotency_request_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export interface FieldError {
+  /** JSON Pointer into the request part: `/body/name`, `/query/limit`. */
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode | (string & {}),
+    readonly detail: string,
+    readonly errors: FieldError[] = [],
+    status?: number,
+    /** Extra members of the problem document (e.g. the id of a conflicting resource). */
+    readonly extensions: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = 'AppError';
+    this.status = status ?? ERROR_STATUS[code as ErrorCode] ?? 500;
+  }
+
+  get title(): string {
+    return TITLES[this.status] ?? 'Error';
+  }
+}
+
+export function notFound(resource: string, id: string): AppError {
+  return new AppError('not_found', `No ${resource} with id "${id}" exists.`);
+}
+
+export function validationFailed(path: string, message: string): AppError {
+  return new AppError('validation_failed', `The request is invalid: ${path} ${message}.`, [{ path, message }]);
+}
+
+export function conflict(
+  code: ErrorCode | (string & {}),
+  detail: string,
+  extensions: Record<string, unknown> = {},
+): AppError {
+  return new AppError(code, detail, [], ERROR_STATUS.conflict, extensions);
+}

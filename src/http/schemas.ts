@@ -1,0 +1,76 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** Shapes shared by every resource: timestamps, ids, the list envelope, pagination, problems. */
+
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z',
+  examples: ['2026-11-22T15:32:00.000Z'],
+});
+
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const MAX_SAFE_COUNT = Number.MAX_SAFE_INTEGER;
+export const Count = Type.Integer({ minimum: 0, maximum: MAX_SAFE_COUNT });
+
+/**
+ * An id in a path. Deliberately only length-checked: an id of the wrong shape is just an id that
+ * does not exist, so it gets the same 404 as any other unknown id.
+ */
+export const ResourceId = Type.String({ minLength: 1, maxLength: 200 });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/** `cursor` and `limit`, the pagination parameters of every list and search. */
+export const PaginationQuery = {
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1024, description: 'Opaque; the `nextCursor` of the previous page.' }),
+  ),
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: MAX_LIMIT,
+    default: DEFAULT_LIMIT,
+    description: `Items per page, 1..${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`,
+  }),
+};
+
+/** The longest accepted `query` of a search endpoint. */
+export const SearchText = Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring.' });
+
+export function Envelope<T extends TSchema>(item: T, options: { nullableTotal?: boolean; $id?: string } = {}) {
+  return Type.Object(
+    {
+      hasMore: Type.Boolean(),
+      items: Type.Array(item),
+      nextCursor: Nullable(Type.String()),
+      totalCount: options.nullableTotal ? Nullable(Count) : Count,
+    },
+    { additionalProperties: false, ...(options.$id ? { $id: options.$id } : {}) },
+  );
+}
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'urn:audience-pages:problem:<code>' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable error code; see docs/api.md.' }),
+    instance: Type.Optional(Type.String()),
+    requestId: Type.String(),
+    errors: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+  },
+  { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details.' },
+);
+
+/** Default error responses documented on every /v0 route. */
+export const standardErrorResponses = {
+  400: Type.Ref('Problem'),
+  401: Type.Ref('Problem'),
+  404: Type.Ref('Problem'),
+  422: Type.Ref('Problem'),
+  429: Type.Ref('Problem'),
+};

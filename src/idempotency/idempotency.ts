@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { json } from '../db/json.js';
+import type { DB } from '../db/schema.js';
+import type { TenantScope } from '../db/tenant-scope.js';
+import { AppError } from '../http/errors.js';
+import type { Clock } from '../lib/clock.js';
+
+/** How long a key is remembered (docs/api.md, Idempotency): 48 hours, twice Stripe's minimum of 24. */
+export const IDEMPOTENCY_TTL_MS = 48 * 60 * 60 * 1000;
+
+export interface StoredResponse<T> {
+  status: number;
+  body: T;
+  /** True when this is the stored result of an earlier request with the same key. */
+  replayed: boolean;
+}
+
+/** A stable hash of a request body: the same JSON with keys in any order hashes the same. */
+export function requestFingerprint(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Runs `operation` at most once per (tenant, operation name, key), with Stripe's semantics:
+ * - the first request runs the operation and its result is stored in the same transaction, so
+ *   the key exists if and only if the operation's writes committed (a failed request leaves no
+ *   key behind and may be retried);
+ * - a repeat with the same body returns the stored result and writes nothing;
+ * - a repeat with a different body is refused: 422 idempotency_key_reused;
+ * - concurrent repeats wait on the first one's lock (the key's primary key; on SQLite the write
+ *   lock) and then get its result, so exactly one operation runs.
+ * Without a key, `operation` simply runs in a transaction.
+ */
+export async function withIdempotency<T>(
+  scope: TenantScope,
+  clock: Clock,
+  request: { operation: string; key: string | undefined; body: unknown },
+  operation: (tx: TenantScope) => Promise<{ status: number; body: T }>,
+): Promise<StoredResponse<T>> {
+  if (request.key === undefined) {
+    const result = await scope.transaction(operation);
+    return { ...result, replayed: false };
+  }
+  const key = request.key;
+  const fingerprint = requestFingerprint(request.body);
+  return scope.transaction(async (tx) => {
+    const now = clock.now();
+    // Claim the key first: a concurrent request with the same key blocks here until we commit.
+    const claimed = await tx
+      .insertInto('idempotency_keys', {
+        operation: request.operation,
+        key,
+        request_hash: fingerprint,
+        response_status: 0,
+        response_body: json(null),
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'operation', 'key']).doNothing())
+      .executeTakeFirst();
+
+    if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) {
+      const existing = await tx
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'response_status', 'response_body', 'expires_at'])
+        .where('operation', '=', request.operation)
+        .where('key', '=', key)
+        .executeTakeFirstOrThrow();
+      if (existing.expires_at > now.toISOString()) {
+        if (existing.request_hash !== fingerprint) {
+          throw new AppError(
+            'idempotency_key_reused',
+            'This idempotencyKey was already used with a different request body. Use a new key for a new request.',
+            [{ path: '/body/idempotencyKey', message: 'was used before with a different body' }],
+          );
+        }
+        return { status: existing.response_status, body: existing.response_body as T, replayed: true };
+      }
+      // An expired key is forgotten: this request takes it over.
+      await tx
+        .updateTable('idempotency_keys')
+        .set({
+          request_hash: fingerprint,
+          created_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+        })
+        .where('operation', '=', request.operation)
+        .where('key', '=', key)
+        .execute();
+    }
+
+    const result = await operation(tx);
+    await tx
+      .updateTable('idempotency_keys')
+      .set({ response_status: result.status, response_body: json(result.body) })
+      .where('operation', '=', request.operation)
+      .where('key', '=', key)
+      .execute();
+    return { ...result, replayed: false };
+  });
+}
+
+/** Deletes keys past their retention; run periodically by the maintenance worker. */
+export async function pruneIdempotencyKeys(db: Kysely<DB>, clock: Clock): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('expires_at', '<', clock.now().toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

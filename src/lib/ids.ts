@@ -1,0 +1,40 @@
+import { typeid } from 'typeid-js';
+
+/**
+ * Every id is a TypeID: a lowercase prefix naming the resource, `_`, and 26 characters of
+ * Crockford base32 holding a UUIDv7 (time-sortable, 74 random bits). The spec's own account id
+ * pattern `^account_[a-z0-9]{26}$` is this form; every resource uses it with its own prefix.
+ */
+export const ID_PREFIXES = {
+  tenant: 'tenant',
+  apiKey: 'key',
+  page: 'page',
+  action: 'action',
+  event: 'evt',
+  person: 'person',
+  personLog: 'plog',
+  account: 'account',
+  audience: 'audience',
+  audienceVersion: 'version',
+  audienceSession: 'session',
+  pageLink: 'link',
+  tenantDomain: 'domain',
+  asset: 'asset',
+  file: 'file',
+  topic: 'topic',
+  topicEntry: 'entry',
+  webhookSubscription: 'whsub',
+  webhookDelivery: 'whdel',
+  webhookAttempt: 'whatt',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+export function newId(kind: IdKind): string {
+  return typeid(ID_PREFIXES[kind]).toString();
+}
+
+/** The pattern of an id of one kind, for request schemas (path parameters, references). */
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_[0-7][0-9a-hjkmnp-tv-z]{25}$`;
+}

@@ -1,0 +1,17 @@
+import { runCli } from '../cli/run.js';
+import { ConfigError, parseConfig } from '../config.js';
+import { systemClock } from '../lib/clock.js';
+
+try {
+  const config = parseConfig(process.env);
+  const code = await runCli(process.argv.slice(2), config, systemClock, {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+  });
+  process.exitCode = code;
+} catch (err) {
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err)}\n`,
+  );
+  process.exitCode = err instanceof ConfigError ? 78 : 1;
+}

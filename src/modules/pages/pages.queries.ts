@@ -1,0 +1,76 @@
+import type { Insertable, Updateable } from 'kysely';
+import { forUpdate, substringMatch } from '../../db/dialect.js';
+import { keysetAfter } from '../../db/keyset.js';
+import type { PagesTable } from '../../db/schema.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import type { PageRequest } from '../../http/pagination.js';
+
+const PAGE_COLUMNS = [
+  'pages.id',
+  'pages.name',
+  'pages.title',
+  'pages.page_context',
+  'pages.page_type',
+  'pages.status',
+  'pages.brand_id',
+  'pages.actions',
+  'pages.action_card_widgets',
+  'pages.footer_links',
+  'pages.scripts',
+  'pages.header_action_id',
+  'pages.metadata',
+  'pages.audiences_count',
+  'pages.created_at',
+  'pages.updated_at',
+  'pages.archived_at',
+  'pages.deleted_at',
+] as const;
+
+/** Newest first; ids are time-ordered, so the id alone is the sort key. */
+const NEWEST_FIRST = [{ ref: 'pages.id', direction: 'desc' as const }];
+
+export type PageRow = Awaited<ReturnType<typeof findPage>> & {};
+
+function visiblePages(scope: TenantScope) {
+  return scope.selectFrom('pages').where('pages.deleted_at', 'is', null);
+}
+
+export async function listPages(scope: TenantScope, page: PageRequest) {
+  let query = visiblePages(scope).select(PAGE_COLUMNS);
+  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  return query
+    .orderBy('pages.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+export async function countPages(scope: TenantScope): Promise<number> {
+  const row = await visiblePages(scope)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function searchPages(scope: TenantScope, text: string, page: PageRequest) {
+  let query = visiblePages(scope)
+    .select(['pages.id', 'pages.name', 'pages.audiences_count'])
+    .where(substringMatch(scope.engine, 'pages', ['name'], text));
+  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  return query
+    .orderBy('pages.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+export async function findPage(scope: TenantScope, pageId: string, options: { lock?: boolean } = {}) {
+  const query = visiblePages(scope).select(PAGE_COLUMNS).where('pages.id', '=', pageId);
+  return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
+}
+
+export async function updatePage(scope: TenantScope, pageId: string, changes: Updateable<PagesTable>) {
+  await scope.updateTable('pages').set(changes).where('pages.id', '=', pageId).execute();
+}
+
+export async function insertPage(scope: TenantScope, row: Omit<Insertable<PagesTable>, 'tenant_id'>) {
+  await scope.insertInto('pages', row).execute();
+}

@@ -1,0 +1,209 @@
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  Count,
+  Envelope,
+  NullableTimestamp,
+  PaginationQuery,
+  ResourceId,
+  SearchText,
+  Timestamp,
+} from '../../http/schemas.js';
+
+/** Limits the spec leaves open (docs/api.md, Pages). */
+export const PAGE_LIMITS = {
+  name: 255,
+  shortText: 255,
+  url: 2048,
+  text: 10_000,
+  pageContext: 100_000,
+  scriptContent: 100_000,
+  actions: 50,
+  widgets: 50,
+  logos: 50,
+  footerGroups: 20,
+  footerLinks: 50,
+  scripts: 20,
+  keywords: 50,
+} as const;
+
+export const PAGE_TYPES = ['inbound', 'outbound', 'call_followup', 'sales_deck', 'custom'] as const;
+export const PAGE_STATUSES = ['archived', 'draft', 'published'] as const;
+
+const Short = Type.String({ maxLength: PAGE_LIMITS.shortText });
+const Url = Type.String({ maxLength: PAGE_LIMITS.url });
+const Text = Type.String({ maxLength: PAGE_LIMITS.text });
+const ClientId = Type.String({ minLength: 1, maxLength: 100 });
+const strict = { additionalProperties: false } as const;
+
+export const PageType = Type.Union(
+  PAGE_TYPES.map((t) => Type.Literal(t)),
+  { description: PAGE_TYPES.join(', ') },
+);
+export const PageStatus = Type.Union(PAGE_STATUSES.map((t) => Type.Literal(t)));
+
+export const PageAction = Type.Object(
+  {
+    actionId: Type.String(),
+    actionIndex: Type.Number({ description: 'Position of the action in `actions`, from 0.' }),
+    purpose: Type.String(),
+    buttonTitle: Type.String(),
+    actionType: Type.String(),
+    url: Type.String(),
+  },
+  { $id: 'PageAction', ...strict },
+);
+
+export const PageActionInput = Type.Object(
+  {
+    actionId: Type.Optional({ ...ClientId, description: 'Kept when given; generated (action_…) when omitted.' }),
+    purpose: Text,
+    buttonTitle: Short,
+    actionType: Type.String({ minLength: 1, maxLength: 100 }),
+    url: Url,
+  },
+  strict,
+);
+
+export const ActionCardWidget = Type.Object(
+  {
+    type: Type.String({ maxLength: 100 }),
+    title: Short,
+    logos: Type.Array(
+      Type.Object(
+        {
+          image: Type.Object({ altText: Short, url: Url, fileId: Short, assetId: Short }, strict),
+        },
+        strict,
+      ),
+      { maxItems: PAGE_LIMITS.logos },
+    ),
+  },
+  { $id: 'ActionCardWidget', ...strict },
+);
+
+export const FooterLinkGroup = Type.Object(
+  {
+    id: Type.String({ maxLength: 100 }),
+    title: Short,
+    links: Type.Array(Type.Object({ text: Short, url: Url, id: Type.String({ maxLength: 100 }) }, strict), {
+      maxItems: PAGE_LIMITS.footerLinks,
+    }),
+  },
+  { $id: 'FooterLinkGroup', ...strict },
+);
+
+export const PageScript = Type.Object(
+  {
+    content: Type.String({ maxLength: PAGE_LIMITS.scriptContent }),
+    enabled: Type.Boolean(),
+    name: Short,
+    description: Text,
+  },
+  { $id: 'PageScript', ...strict },
+);
+
+const metadataText = {
+  title: Short,
+  description: Text,
+  author: Short,
+  canonicalUrl: Url,
+  ogTitle: Short,
+  ogDescription: Text,
+  ogImageAlt: Short,
+  ogSiteName: Short,
+  ogUrl: Url,
+  twitterTitle: Short,
+  twitterDescription: Text,
+  twitterImageAlt: Short,
+  twitterSite: Short,
+  twitterCreator: Short,
+  themeColor: Type.String({ maxLength: 100 }),
+};
+const metadataLists = {
+  keywords: Type.Array(Type.String({ maxLength: 100 }), { maxItems: PAGE_LIMITS.keywords }),
+  robots: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 }),
+};
+const metadataImages = { ogImageUrl: Url, ogImageFileId: Short, twitterImageUrl: Url, twitterImageFileId: Short };
+
+/** Page metadata as returned (every field optional). */
+export const Metadata = Type.Partial(Type.Object({ ...metadataText, ...metadataLists, ...metadataImages }, strict), {
+  $id: 'Metadata',
+});
+
+/**
+ * Metadata in a PATCH: merged key by key into the stored metadata (RFC 7396); `null` removes a
+ * key. The image fields are not settable here (the spec leaves them out).
+ */
+export const MetadataPatch = Type.Partial(
+  Type.Object(
+    Object.fromEntries(
+      Object.entries({ ...metadataText, ...metadataLists }).map(([k, v]) => [k, Type.Union([v, Type.Null()])]),
+    ),
+    strict,
+  ),
+  { additionalProperties: false },
+);
+
+export const Page = Type.Object(
+  {
+    pageId: Type.String(),
+    name: Type.String(),
+    title: Type.String(),
+    pageContext: Type.String(),
+    pageType: PageType,
+    status: PageStatus,
+    brandId: Type.String(),
+    actions: Type.Array(Type.Ref('PageAction')),
+    actionCardWidgets: Type.Array(Type.Ref('ActionCardWidget')),
+    footerLinks: Type.Array(Type.Ref('FooterLinkGroup')),
+    scripts: Type.Array(Type.Ref('PageScript')),
+    audiencesCount: Count,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    archivedAt: NullableTimestamp,
+    deletedAt: NullableTimestamp,
+    headerActionId: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Ref('Metadata')),
+  },
+  { $id: 'Page', ...strict },
+);
+
+export const PagePatchBody = Type.Object(
+  {
+    actions: Type.Optional(Type.Array(PageActionInput, { maxItems: PAGE_LIMITS.actions })),
+    actionCardWidgets: Type.Optional(Type.Array(ActionCardWidget, { maxItems: PAGE_LIMITS.widgets })),
+    brandId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    footerLinks: Type.Optional(Type.Array(FooterLinkGroup, { maxItems: PAGE_LIMITS.footerGroups })),
+    headerActionId: Type.Optional(Type.Union([ClientId, Type.Null()])),
+    metadata: Type.Optional(MetadataPatch),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.name })),
+    pageContext: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext })),
+    pageType: Type.Optional(PageType),
+    scripts: Type.Optional(Type.Array(PageScript, { maxItems: PAGE_LIMITS.scripts })),
+  },
+  strict,
+);
+
+export const PageParams = Type.Object({ page_id: ResourceId }, strict);
+
+export const PageListQuery = Type.Object({ ...PaginationQuery }, strict);
+export const PageSearchQuery = Type.Object({ ...PaginationQuery, query: SearchText }, strict);
+
+export const PageSearchItem = Type.Object(
+  { audiencesCount: Count, name: Type.String(), pageId: Type.String() },
+  { $id: 'PageSearchItem', ...strict },
+);
+
+export const PageList = Envelope(Type.Ref('Page'), { $id: 'PageList' });
+export const PageSearchResult = Envelope(Type.Ref('PageSearchItem'), { $id: 'PageSearchResult', nullableTotal: true });
+
+export type Page = Static<typeof Page>;
+export type PageAction = Static<typeof PageAction>;
+export type PagePatchBody = Static<typeof PagePatchBody>;
+export type PageSearchItem = Static<typeof PageSearchItem>;
+export type Metadata = Static<typeof Metadata>;
+export type PageType = Static<typeof PageType>;
+export type PageStatus = Static<typeof PageStatus>;
+
+/** The named shapes of this module (OpenAPI components, response $refs). */
+export const pageSchemas = [PageAction, ActionCardWidget, FooterLinkGroup, PageScript, Metadata, Page, PageSearchItem];

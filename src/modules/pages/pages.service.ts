@@ -1,0 +1,176 @@
+import type { Updateable } from 'kysely';
+import { json } from '../../db/json.js';
+import type { PagesTable } from '../../db/schema.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
+import type { PageRequest } from '../../http/pagination.js';
+import { isoNow, type Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import * as q from './pages.queries.js';
+import type { Metadata, Page, PagePatchBody, PageSearchItem, PageStatus, PageType } from './pages.schemas.js';
+
+/** An action as stored: its position in the array is its `actionIndex`. */
+interface StoredAction {
+  actionId: string;
+  purpose: string;
+  buttonTitle: string;
+  actionType: string;
+  url: string;
+}
+
+export function toPage(row: q.PageRow): Page {
+  const actions = row.actions as StoredAction[];
+  const page: Page = {
+    pageId: row.id,
+    name: row.name,
+    title: row.title,
+    pageContext: row.page_context,
+    pageType: row.page_type as PageType,
+    status: row.status as PageStatus,
+    brandId: row.brand_id,
+    actions: actions.map((a, actionIndex) => ({ ...a, actionIndex })),
+    actionCardWidgets: row.action_card_widgets as Page['actionCardWidgets'],
+    footerLinks: row.footer_links as Page['footerLinks'],
+    scripts: row.scripts as Page['scripts'],
+    audiencesCount: row.audiences_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    archivedAt: row.archived_at,
+    deletedAt: row.deleted_at,
+    metadata: row.metadata as Metadata,
+  };
+  if (row.header_action_id !== null) page.headerActionId = row.header_action_id;
+  return page;
+}
+
+export async function listPages(scope: TenantScope, page: PageRequest) {
+  const [rows, totalCount] = await Promise.all([q.listPages(scope, page), q.countPages(scope)]);
+  return { items: rows.map(toPage), totalCount };
+}
+
+export async function searchPages(scope: TenantScope, text: string, page: PageRequest): Promise<PageSearchItem[]> {
+  const rows = await q.searchPages(scope, text, page);
+  return rows.map((r) => ({ pageId: r.id, name: r.name, audiencesCount: r.audiences_count }));
+}
+
+export async function getPage(scope: TenantScope, pageId: string): Promise<Page> {
+  const row = await q.findPage(scope, pageId);
+  if (row === undefined) throw notFound('page', pageId);
+  return toPage(row);
+}
+
+/**
+ * PATCH semantics (docs/api.md, endpoint 3): absent fields are unchanged; arrays are replaced as a
+ * whole; `metadata` is merged key by key and `null` removes a key; the resulting `headerActionId`
+ * must be null or the id of one of the resulting actions. Archived pages are read-only.
+ */
+export async function patchPage(scope: TenantScope, clock: Clock, pageId: string, patch: PagePatchBody): Promise<Page> {
+  return scope.transaction(async (tx) => {
+    const row = await q.findPage(tx, pageId, { lock: true });
+    if (row === undefined) throw notFound('page', pageId);
+    if (row.status === 'archived') {
+      throw conflict('page_archived', `Page "${pageId}" is archived and cannot be changed.`);
+    }
+
+    const changes: Updateable<PagesTable> = {};
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.pageContext !== undefined) changes.page_context = patch.pageContext;
+    if (patch.pageType !== undefined) changes.page_type = patch.pageType;
+    if (patch.brandId !== undefined) changes.brand_id = patch.brandId;
+    if (patch.actionCardWidgets !== undefined) changes.action_card_widgets = json(patch.actionCardWidgets);
+    if (patch.footerLinks !== undefined) changes.footer_links = json(patch.footerLinks);
+    if (patch.scripts !== undefined) changes.scripts = json(patch.scripts);
+
+    let actions = row.actions as StoredAction[];
+    if (patch.actions !== undefined) {
+      actions = patch.actions.map((a) => ({
+        actionId: a.actionId ?? newId('action'),
+        purpose: a.purpose,
+        buttonTitle: a.buttonTitle,
+        actionType: a.actionType,
+        url: a.url,
+      }));
+      const seen = new Set<string>();
+      actions.forEach((a, i) => {
+        if (seen.has(a.actionId))
+          throw validationFailed(`/body/actions/${i}/actionId`, 'must be unique within the page');
+        seen.add(a.actionId);
+      });
+      changes.actions = json(actions);
+    }
+
+    const headerActionId = patch.headerActionId !== undefined ? patch.headerActionId : row.header_action_id;
+    if (headerActionId !== null && !actions.some((a) => a.actionId === headerActionId)) {
+      throw new AppError('validation_failed', `headerActionId "${headerActionId}" is not one of the page's actions.`, [
+        {
+          path: patch.headerActionId !== undefined ? '/body/headerActionId' : '/body/actions',
+          message:
+            patch.headerActionId !== undefined
+              ? 'must be the actionId of one of the page actions'
+              : 'must keep the action named by headerActionId (or set headerActionId too)',
+        },
+      ]);
+    }
+    if (patch.headerActionId !== undefined) changes.header_action_id = patch.headerActionId;
+
+    if (patch.metadata !== undefined) {
+      const merged: Record<string, unknown> = { ...(row.metadata as Record<string, unknown>) };
+      for (const [key, value] of Object.entries(patch.metadata)) {
+        if (value === null) delete merged[key];
+        else merged[key] = value;
+      }
+      changes.metadata = json(merged);
+    }
+
+    if (Object.keys(changes).length === 0) return toPage(row);
+    changes.updated_at = isoNow(clock);
+    await q.updatePage(tx, pageId, changes);
+    const updated = await q.findPage(tx, pageId);
+    return toPage(updated!);
+  });
+}
+
+export interface NewPage {
+  name: string;
+  title: string;
+  pageContext: string;
+  pageType: PageType;
+  status: PageStatus;
+  brandId: string;
+  actions?: Omit<StoredAction, 'actionId'>[];
+  actionCardWidgets?: Page['actionCardWidgets'];
+  footerLinks?: Page['footerLinks'];
+  scripts?: Page['scripts'];
+  metadata?: Metadata;
+  /** Index into `actions` of the header action. */
+  headerActionIndex?: number;
+  deleted?: boolean;
+}
+
+/** Pages are created by the operator side (demo, imports), never through the public API. */
+export async function createPage(scope: TenantScope, clock: Clock, input: NewPage): Promise<string> {
+  const now = isoNow(clock);
+  const actions = (input.actions ?? []).map((a) => ({ actionId: newId('action'), ...a }));
+  const id = newId('page');
+  await q.insertPage(scope, {
+    id,
+    name: input.name,
+    title: input.title,
+    page_context: input.pageContext,
+    page_type: input.pageType,
+    status: input.status,
+    brand_id: input.brandId,
+    actions: json(actions),
+    action_card_widgets: json(input.actionCardWidgets ?? []),
+    footer_links: json(input.footerLinks ?? []),
+    scripts: json(input.scripts ?? []),
+    header_action_id:
+      input.headerActionIndex !== undefined ? (actions[input.headerActionIndex]?.actionId ?? null) : null,
+    metadata: json(input.metadata ?? {}),
+    created_at: now,
+    updated_at: now,
+    archived_at: input.status === 'archived' ? now : null,
+    deleted_at: input.deleted ? now : null,
+  });
+  return id;
+}
