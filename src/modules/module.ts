@@ -38,6 +38,8 @@ export interface WorkerContext {
   config: Config;
   clock: Clock;
   logger: Logger;
+  /** Wakes the workers listening on `channel` (e.g. after committing events). */
+  notify: (channel: string) => void;
 }
 
 export interface BackgroundWorker {

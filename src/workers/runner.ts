@@ -8,7 +8,8 @@ export class WorkerRunner {
   readonly #workers: BackgroundWorker[];
   readonly #logger: Logger;
 
-  constructor(ctx: WorkerContext) {
+  constructor(base: Omit<WorkerContext, 'notify'>) {
+    const ctx: WorkerContext = { ...base, notify: (channel) => this.notify(channel) };
     this.#logger = ctx.logger;
     this.#workers = [maintenanceWorker(ctx), ...modules.flatMap((m) => m.workers?.(ctx) ?? [])];
   }
