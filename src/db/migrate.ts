@@ -1,4 +1,4 @@
-import { Migrator, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type MigrationResultSet } from 'kysely';
 import type { Database } from './connect.js';
 import { migrations } from './migrations/index.js';
 
@@ -6,6 +6,9 @@ import { migrations } from './migrations/index.js';
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const migrator = new Migrator({
     db: database.kysely,
+    // Kysely looks for its bookkeeping tables in any schema unless told which; pin them to the
+    // connection's own schema so that databases sharing a server (one schema each) stay apart.
+    migrationTableSchema: database.engine === 'postgres' ? await currentSchema(database) : undefined,
     provider: {
       getMigrations: async () =>
         Object.fromEntries(
@@ -24,4 +27,9 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     });
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+async function currentSchema(database: Database): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely);
+  return rows[0]!.schema;
 }

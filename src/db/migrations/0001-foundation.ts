@@ -59,7 +59,14 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
       )`,
     )
     .execute(db);
-  await db.schema.createIndex('pages_tenant').on('pages').columns(['tenant_id', 'id']).execute();
+  // Partial: every API read filters on deleted_at is null, so listing and the exact count walk this
+  // index alone instead of reading each page row to check deleted_at.
+  await db.schema
+    .createIndex('pages_tenant_visible')
+    .on('pages')
+    .columns(['tenant_id', 'id'])
+    .where(sql.ref('deleted_at'), 'is', null)
+    .execute();
   await createSubstringIndex(db, engine, 'pages', ['name']);
 
   await db.schema

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import { forUpdate, substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { PagesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { PageRequest } from '../../http/pagination.js';
@@ -35,20 +36,31 @@ function visiblePages(scope: TenantScope) {
   return scope.selectFrom('pages').where('pages.deleted_at', 'is', null);
 }
 
-export async function listPages(scope: TenantScope, page: PageRequest) {
-  let query = visiblePages(scope).select(PAGE_COLUMNS);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
-  return query
+// Listing is the lightest authenticated read and the hottest path: its queries are prepared once.
+const firstPageOfPages = preparedQuery((scope, p: { limit: number }) =>
+  visiblePages(scope).select(PAGE_COLUMNS).orderBy('pages.id', 'desc').limit(p.limit),
+);
+const nextPageOfPages = preparedQuery((scope, p: { limit: number; afterId: string }) =>
+  visiblePages(scope)
+    .select(PAGE_COLUMNS)
+    .where(keysetAfter(NEWEST_FIRST, [p.afterId]))
     .orderBy('pages.id', 'desc')
-    .limit(page.limit + 1)
-    .execute();
+    .limit(p.limit),
+);
+const countVisiblePages = preparedQuery((scope) =>
+  visiblePages(scope).select((eb) => eb.fn.countAll<number>().as('count')),
+);
+
+export async function listPages(scope: TenantScope, page: PageRequest) {
+  const limit = page.limit + 1;
+  return page.after
+    ? nextPageOfPages(scope, { limit, afterId: String(page.after[0]) })
+    : firstPageOfPages(scope, { limit });
 }
 
 export async function countPages(scope: TenantScope): Promise<number> {
-  const row = await visiblePages(scope)
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  const [row] = await countVisiblePages(scope, {});
+  return Number(row?.count ?? 0);
 }
 
 export async function searchPages(scope: TenantScope, text: string, page: PageRequest) {

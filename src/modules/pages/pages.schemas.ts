@@ -2,10 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import {
   Count,
   Envelope,
+  Nullable,
   NullableTimestamp,
   PaginationQuery,
   ResourceId,
   SearchText,
+  StringEnum,
   Timestamp,
 } from '../../http/schemas.js';
 
@@ -35,11 +37,8 @@ const Text = Type.String({ maxLength: PAGE_LIMITS.text });
 const ClientId = Type.String({ minLength: 1, maxLength: 100 });
 const strict = { additionalProperties: false } as const;
 
-export const PageType = Type.Union(
-  PAGE_TYPES.map((t) => Type.Literal(t)),
-  { description: PAGE_TYPES.join(', ') },
-);
-export const PageStatus = Type.Union(PAGE_STATUSES.map((t) => Type.Literal(t)));
+export const PageType = StringEnum(PAGE_TYPES);
+export const PageStatus = StringEnum(PAGE_STATUSES);
 
 export const PageAction = Type.Object(
   {
@@ -136,9 +135,7 @@ export const Metadata = Type.Partial(Type.Object({ ...metadataText, ...metadataL
  */
 export const MetadataPatch = Type.Partial(
   Type.Object(
-    Object.fromEntries(
-      Object.entries({ ...metadataText, ...metadataLists }).map(([k, v]) => [k, Type.Union([v, Type.Null()])]),
-    ),
+    Object.fromEntries(Object.entries({ ...metadataText, ...metadataLists }).map(([k, v]) => [k, Nullable(v)])),
     strict,
   ),
   { additionalProperties: false },
@@ -174,7 +171,7 @@ export const PagePatchBody = Type.Object(
     actionCardWidgets: Type.Optional(Type.Array(ActionCardWidget, { maxItems: PAGE_LIMITS.widgets })),
     brandId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     footerLinks: Type.Optional(Type.Array(FooterLinkGroup, { maxItems: PAGE_LIMITS.footerGroups })),
-    headerActionId: Type.Optional(Type.Union([ClientId, Type.Null()])),
+    headerActionId: Type.Optional(Nullable(ClientId)),
     metadata: Type.Optional(MetadataPatch),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.name })),
     pageContext: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext })),
