@@ -8,8 +8,8 @@ import { AppError } from '../errors.js';
  * the tenant's scope: from here on, every query a handler makes is confined to that tenant.
  */
 export function registerApiKeyAuth(app: FastifyInstance) {
-  const { database } = app.ctx;
-  const verifier = new ApiKeyVerifier(database.kysely);
+  const { database, clock } = app.ctx;
+  const verifier = new ApiKeyVerifier(database.kysely, clock);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('scope', null as never);
   app.addHook('onRequest', async (request) => {

@@ -70,13 +70,14 @@ export class ApiKeyVerifier {
 
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
     private readonly ttlMs = 1000,
   ) {}
 
   async verify(apiKey: string): Promise<Principal | null> {
     if (!isWellFormedApiKey(apiKey)) return null;
     const hash = hashApiKey(apiKey);
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const cached = this.#cache.get(hash);
     if (cached !== undefined && cached.expiresAt > now) return cached.principal;
     const row = await q.findActiveKeyByHash(this.db, hash);

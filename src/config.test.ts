@@ -1,0 +1,40 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from './config.js';
+
+describe('parseConfig', () => {
+  it('has documented defaults', () => {
+    const config = parseConfig({}, '/srv/app');
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: path.resolve('/srv/app/data'),
+      databaseUrl: null,
+      logLevel: 'info',
+      rateLimitPerSecond: 50,
+      rateLimitBurst: 100,
+      bodyLimitBytes: 1024 * 1024,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every bad value at once', () => {
+    try {
+      parseConfig({ PORT: '99999', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', RATE_LIMIT_PER_SECOND: '-1' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toContain('PORT');
+      expect(problems).toContain('LOG_LEVEL');
+      expect(problems).toContain('DATABASE_URL');
+      expect(problems).toContain('RATE_LIMIT_PER_SECOND');
+    }
+  });
+
+  it('turns rate limiting off with 0 and accepts PostgreSQL URLs', () => {
+    const config = parseConfig({ RATE_LIMIT_PER_SECOND: '0', DATABASE_URL: 'postgres://u@h/db' });
+    expect(config.rateLimitPerSecond).toBe(0);
+    expect(config.databaseUrl).toBe('postgres://u@h/db');
+  });
+});
