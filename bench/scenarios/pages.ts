@@ -3,8 +3,9 @@ import type { Clock } from '../../src/lib/clock.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { PAGE_TYPES } from '../../src/modules/pages/pages.schemas.js';
 import type { BenchScenario } from '../lib.js';
+import { companyNames } from '../words.js';
 
-const COMPANIES = Array.from({ length: 400 }, (_, i) => `Company${i.toString(36)}x`);
+const COMPANIES = companyNames(2_000);
 const THEMES = ['Pricing', 'Onboarding', 'Renewal', 'Webinar', 'Security review', 'Expansion', 'Launch', 'Follow-up'];
 
 async function seedPages(scope: TenantScope, clock: Clock, count: number): Promise<string[]> {
@@ -50,7 +51,7 @@ export const pagesScenario: BenchScenario = {
 
     await ctx.load({ name: 'GET /v0/pages?limit=1', path: '/v0/pages?limit=1', apiKey: small.apiKey });
     await ctx.load({ name: 'GET /v0/pages?limit=20', path: '/v0/pages?limit=20', apiKey: small.apiKey });
-    const searches = COMPANIES.slice(0, 50).map((c) => `/v0/pages/search?query=${c}`);
+    const searches = COMPANIES.slice(0, 50).map((c) => `/v0/pages/search?query=${encodeURIComponent(c)}`);
     await ctx.load({ name: 'GET /v0/pages/search (1,000 pages)', path: '', paths: searches, apiKey: small.apiKey });
     await ctx.load({
       name: `GET /v0/pages/search (${ctx.quick ? '10,000' : '100,000'} pages)`,

@@ -1,0 +1,62 @@
+/**
+ * Deterministic, realistic-looking names for seeded data: pseudo-words built from syllables, so
+ * that substring search meets the spread of trigrams real names have (not one shared prefix).
+ */
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'ven',
+  'tri',
+  'mor',
+  'sa',
+  'qui',
+  'dex',
+  'ra',
+  'bel',
+  'zon',
+  'fi',
+  'nu',
+  'gra',
+  'hol',
+  'pex',
+  'ty',
+  'wen',
+  'cor',
+  'dal',
+  'mi',
+  'sto',
+  'vra',
+  'jun',
+  'ex',
+  'ol',
+  'pra',
+  'len',
+  'ush',
+  'ik',
+];
+
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function pseudoWord(random: () => number, syllables = 3): string {
+  let word = '';
+  for (let i = 0; i < syllables; i++) word += SYLLABLES[Math.floor(random() * SYLLABLES.length)];
+  return word[0]!.toUpperCase() + word.slice(1);
+}
+
+/** `count` distinct company-like names. */
+export function companyNames(count: number, seed = 42): string[] {
+  const random = seededRandom(seed);
+  const names = new Set<string>();
+  while (names.size < count)
+    names.add(`${pseudoWord(random, 2 + Math.floor(random() * 2))}${random() < 0.3 ? ' Labs' : ''}`);
+  return [...names];
+}
