@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /**
  * The tables as Kysely sees them. Names are snake_case on both engines; ids are prefixed text
@@ -89,5 +89,3 @@ export interface DB {
 export type TenantTable = {
   [K in keyof DB]: DB[K] extends { tenant_id: string } ? K : never;
 }[keyof DB];
-
-export type Seq = Generated<number>;

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { ApiKeysTable, DB } from '../../db/schema.js';
 
 /** Tenants and keys are operator data: these queries take the raw database, not a TenantScope. */
 
@@ -11,10 +11,7 @@ export async function findTenant(db: Kysely<DB>, id: string) {
   return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertApiKey(
-  db: Kysely<DB>,
-  row: DB['api_keys'] extends infer T ? { [K in keyof T]: T[K] } : never,
-) {
+export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeysTable>) {
   await db.insertInto('api_keys').values(row).execute();
 }
 
