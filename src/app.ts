@@ -48,7 +48,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
     },
-    ajv: { customOptions: {} },
   });
 
   const ctx: AppContext = {
@@ -74,7 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       {
         operationId: request.routeOptions.schema?.operationId,
         method: request.method,
-        url: request.url,
+        // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
+        path: request.url.split('?')[0],
         statusCode: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         tenantId: request.principal?.tenantId,
