@@ -81,8 +81,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '0.0.0.0';
 
   const fileStorage = (env.FILE_STORAGE?.trim().toLowerCase() || (databaseUrl ? 'database' : 'disk')) as
-    | 'disk'
-    | 'database';
+    'disk' | 'database';
   if (fileStorage !== 'disk' && fileStorage !== 'database') {
     problems.push(`FILE_STORAGE must be disk or database, got "${env.FILE_STORAGE}"`);
   }

@@ -22,8 +22,14 @@ function gradient(from: [number, number, number], to: [number, number, number]):
 async function demoImages() {
   return {
     logo: { filename: 'northwind-logo.png', bytes: await gradient([12, 74, 110], [56, 189, 248]).png().toBuffer() },
-    hero: { filename: 'hero.jpg', bytes: await gradient([251, 146, 60], [190, 24, 93]).jpeg({ quality: 85 }).toBuffer() },
-    heroSmall: { filename: 'hero-small.webp', bytes: await gradient([251, 146, 60], [190, 24, 93]).resize(160).webp().toBuffer() },
+    hero: {
+      filename: 'hero.jpg',
+      bytes: await gradient([251, 146, 60], [190, 24, 93]).jpeg({ quality: 85 }).toBuffer(),
+    },
+    heroSmall: {
+      filename: 'hero-small.webp',
+      bytes: await gradient([251, 146, 60], [190, 24, 93]).resize(160).webp().toBuffer(),
+    },
   };
 }
 
@@ -53,4 +59,3 @@ export async function assetsDemo(ctx: DemoContext) {
   });
   return { assetIds: [logo, hero, heroSmall], fileIds: Object.values(fileIds) };
 }
-

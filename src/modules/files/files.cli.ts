@@ -10,7 +10,7 @@ import { createFileStore } from './files.storage.js';
 export const fileCommands: CliCommand[] = [
   {
     path: ['file', 'upload'],
-    summary: "Upload an image file for a tenant (same checks as the API); prints its fileId",
+    summary: 'Upload an image file for a tenant (same checks as the API); prints its fileId',
     positionals: 'PATH',
     options: { tenant: { type: 'string' } },
     run: async (ctx, { values, positionals }) => {
@@ -23,7 +23,10 @@ export const fileCommands: CliCommand[] = [
       const stat = await fs.stat(file);
       if (!stat.isFile()) throw new Error(`${file} is not a file`);
       if (stat.size > MAX_FILE_BYTES) {
-        throw new AppError('payload_too_large', `The file is larger than the limit of ${MAX_FILE_BYTES} bytes (10 MiB).`);
+        throw new AppError(
+          'payload_too_large',
+          `The file is larger than the limit of ${MAX_FILE_BYTES} bytes (10 MiB).`,
+        );
       }
       const scope = new TenantScope(ctx.db, ctx.database.engine, tenantId);
       const store = createFileStore(ctx.config, ctx.db, ctx.clock);

@@ -81,7 +81,10 @@ export async function inspectImage(bytes: Buffer, declaredType: string): Promise
   try {
     const image = sharp(bytes, { failOn: 'warning', limitInputPixels: MAX_IMAGE_PIXELS });
     const metadata = await image.metadata();
-    if (metadata.format !== SHARP_FORMAT[contentType] || (contentType === 'image/avif' && metadata.compression !== 'av1')) {
+    if (
+      metadata.format !== SHARP_FORMAT[contentType] ||
+      (contentType === 'image/avif' && metadata.compression !== 'av1')
+    ) {
       throw new Error('format mismatch');
     }
     await image.stats(); // decodes every pixel: truncated and corrupt images fail here

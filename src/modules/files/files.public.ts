@@ -131,7 +131,10 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/files/:file_id/preview',
     {
-      schema: downloadSchema('files.preview', 'A downscaled WebP of a file (the signed previewDownloadUrl of an asset)'),
+      schema: downloadSchema(
+        'files.preview',
+        'A downscaled WebP of a file (the signed previewDownloadUrl of an asset)',
+      ),
       onRequest: verify('preview'),
     },
     (request, reply) => serve(request, reply, true),

@@ -79,7 +79,13 @@ export async function receiveUpload(
   } finally {
     if (!completed) await store.delete(key);
   }
-  return { fileId: file.id, contentType: image.contentType, size: bytes.length, width: image.width, height: image.height };
+  return {
+    fileId: file.id,
+    contentType: image.contentType,
+    size: bytes.length,
+    width: image.width,
+    height: image.height,
+  };
 }
 
 /** Both steps at once, for the operator CLI and the demo: the same checks as an API upload. */

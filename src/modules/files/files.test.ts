@@ -129,7 +129,12 @@ describe('POST /v0/files (extension) and the signed upload URL', () => {
 
   describe('refuses bytes that are not the declared image, leaving nothing behind', () => {
     const cases: [string, () => Promise<{ declared: number; bytes: Buffer; type?: string }>, string, RegExp][] = [
-      ['a PDF renamed .png', async () => ({ declared: PDF_BYTES.length, bytes: PDF_BYTES }), 'invalid_image', /not a PNG/],
+      [
+        'a PDF renamed .png',
+        async () => ({ declared: PDF_BYTES.length, bytes: PDF_BYTES }),
+        'invalid_image',
+        /not a PNG/,
+      ],
       ['a zero-byte file', async () => ({ declared: 100, bytes: Buffer.alloc(0) }), 'invalid_image', /empty/],
       [
         'a truncated PNG',
@@ -164,7 +169,11 @@ describe('POST /v0/files (extension) and the signed upload URL', () => {
 
     it.each(cases)('%s', async (_name, make, code, detail) => {
       const { declared, bytes } = await make();
-      const { uploadUrl } = await startUpload(t, alice, { filename: 'doc.png', contentType: 'image/png', size: declared });
+      const { uploadUrl } = await startUpload(t, alice, {
+        filename: 'doc.png',
+        contentType: 'image/png',
+        size: declared,
+      });
       const before = await storedState(t);
       const res = await putBytes(t, uploadUrl, bytes);
       expect(res.statusCode, res.body).toBe(422);
@@ -277,7 +286,11 @@ describe('signed download URLs', () => {
     const bobFile = await uploadImage(t, bob);
     const { downloadUrl } = await createAsset(alice, aliceFile);
     const signature = new URL(downloadUrl).searchParams.get('signature')!;
-    const tampered = withParam(downloadUrl, 'signature', `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`);
+    const tampered = withParam(
+      downloadUrl,
+      'signature',
+      `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`,
+    );
     const bobsFile = downloadUrl.replace(aliceFile, bobFile);
     const asPreview = downloadUrl.replace(`/files/${aliceFile}`, `/files/${aliceFile}/preview`);
     for (const url of [tampered, bobsFile, asPreview]) {

@@ -68,8 +68,8 @@ export const Topic = Type.Object(
 
 export const TopicParams = Type.Object({ topic_id: ResourceId }, strict);
 
-export type Topic = Static<typeof Topic>;
 export type TopicEntry = Static<typeof TopicEntry>;
+export type Topic = Omit<Static<typeof Topic>, 'entries'> & { entries: TopicEntry[] };
 export type TopicCreateBody = Static<typeof TopicCreateBody>;
 export type TopicEntryCreateBody = Static<typeof TopicEntryCreateBody>;
 
