@@ -31,7 +31,11 @@ export const fileCommands: CliCommand[] = [
       const scope = new TenantScope(ctx.db, ctx.database.engine, tenantId);
       const store = createFileStore(ctx.config, ctx.db, ctx.clock);
       const uploaded = await uploadFile(scope, store, ctx.clock, {
-        filename: path.basename(file),
+        // The API's filename rules: no control characters or separators, at most 255 characters.
+        filename: [...path.basename(file)]
+          .map((c) => (c.charCodeAt(0) < 0x20 || c === '\x7f' || c === '\\' ? '_' : c))
+          .join('')
+          .slice(0, 255),
         bytes: await fs.readFile(file),
       });
       return { ...uploaded };
