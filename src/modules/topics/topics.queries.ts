@@ -31,13 +31,13 @@ export async function findTopic(scope: TenantScope, topicId: string, options: { 
   return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
 }
 
-/** How many topics the tenant has and the highest sortOrder among them. */
-export async function topicStats(scope: TenantScope) {
+/** The highest sortOrder of the tenant's topics, null when it has none (one index probe). */
+export async function maxTopicSortOrder(scope: TenantScope): Promise<number | null> {
   const row = await scope
     .selectFrom('topics')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.max('topics.sort_order').as('max')])
+    .select((eb) => eb.fn.max('topics.sort_order').as('max'))
     .executeTakeFirstOrThrow();
-  return { count: Number(row.count), max: row.max === null ? null : Number(row.max) };
+  return row.max === null ? null : Number(row.max);
 }
 
 export async function insertTopic(scope: TenantScope, row: Omit<Insertable<TopicsTable>, 'tenant_id'>) {

@@ -62,14 +62,14 @@ export async function getTopic(scope: TenantScope, topicId: string): Promise<Top
 export async function createTopic(scope: TenantScope, clock: Clock, input: TopicCreateBody): Promise<Topic> {
   return scope.transaction(async (tx) => {
     await lockKey(tx.engine, tx.db, `topics:${tx.tenantId}`);
-    const stats = await q.topicStats(tx);
+    const max = await q.maxTopicSortOrder(tx);
     const now = isoNow(clock);
     const row = {
       id: newId('topic'),
       title: input.title,
       purpose: null,
-      sort_order: input.sortOrder ?? nextSortOrder(stats.max, 'topic'),
-      is_default: stats.count === 0,
+      sort_order: input.sortOrder ?? nextSortOrder(max, 'topic'),
+      is_default: max === null,
       created_at: now,
       updated_at: now,
     };
