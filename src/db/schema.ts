@@ -114,6 +114,7 @@ export interface AssetsTable {
   hidden: boolean;
   tags: Json<string[]>;
   ai_description: string | null;
+  described_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   lifecycle_state: string;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -50,6 +50,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('hidden', t.boolean, (c) => c.notNull())
     .addColumn('tags', t.json, (c) => c.notNull())
     .addColumn('ai_description', 'text')
+    .addColumn('described_at', t.timestamp) // when an image describer (if configured) handled it
     .addColumn('lifecycle_state', 'text', (c) => c.notNull())
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .addColumn('updated_at', t.timestamp, (c) => c.notNull())
@@ -59,6 +60,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await db.schema.createIndex('assets_tenant').on('assets').columns(['tenant_id', 'id']).execute();
   await db.schema.createIndex('assets_file').on('assets').column('file_id').execute();
   await db.schema.createIndex('assets_parent').on('assets').column('parent_asset_id').execute();
+  await sql`create index assets_undescribed on assets (id) where described_at is null`.execute(db);
 
   await db.schema
     .createTable('topics')

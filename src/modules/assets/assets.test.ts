@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpload, storedState, uploadImage } from '../../../test/factories/files.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { fileRuntime } from '../files/files.runtime.js';
+import { describePendingAssets, type ImageDescriber } from './assets.describer.js';
 import { generatePreviewNow } from '../files/files.service.js';
 
 let t: TestApp;
@@ -207,5 +208,43 @@ describe('GET /v0/assets/{asset_id}', () => {
       expect(res.statusCode).toBe(404);
       expect(problem(res).code).toBe('not_found');
     }
+  });
+});
+
+describe('aiDescription with a pluggable image describer', () => {
+  const describeAll = async (describer: ImageDescriber) => {
+    const { store } = await fileRuntime(t.app.ctx);
+    while ((await describePendingAssets(t.database.kysely, store, describer, t.clock)) > 0);
+  };
+  const getAsset = async (assetId: string) =>
+    (await t.request(alice, { method: 'GET', url: `/v0/assets/${assetId}` })).json();
+
+  it('is filled in by the describer, which sees the image bytes', async () => {
+    const { assetId } = (await post(alice, { assetType: 'image', name: 'Team photo', fileId: aliceFile })).json();
+    expect(t.notified).toContain('assets');
+    const seen: string[] = [];
+    t.clock.advance(1000);
+    await describeAll({
+      describe: async (image) => {
+        seen.push(image.contentType);
+        expect(image.bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+        return `  A picture named ${image.name}  `;
+      },
+    });
+    expect(seen).toContain('image/png');
+    const asset = await getAsset(assetId);
+    expect(asset.aiDescription).toBe('A picture named Team photo');
+    expect(asset.updatedAt).toBe(t.clock.now().toISOString());
+  });
+
+  it('stays null when the describer fails, and the asset is not retried', async () => {
+    const { assetId } = (await post(alice, { assetType: 'image', name: 'Broken', fileId: aliceFile })).json();
+    await describeAll({
+      describe: async () => {
+        throw new Error('model unavailable');
+      },
+    });
+    await describeAll({ describe: async () => 'late' });
+    expect((await getAsset(assetId)).aiDescription).toBeNull();
   });
 });
