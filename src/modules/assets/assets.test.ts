@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpload, storedState, uploadImage } from '../../../test/factories/files.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { fileRuntime } from '../files/files.runtime.js';
+import { assetsDemo } from './assets.demo.js';
 import { describePendingAssets, type ImageDescriber } from './assets.describer.js';
 import { generatePreviewNow } from '../files/files.service.js';
 
@@ -246,5 +247,29 @@ describe('aiDescription with a pluggable image describer', () => {
     });
     await describeAll({ describe: async () => 'late' });
     expect((await getAsset(assetId)).aiDescription).toBeNull();
+  });
+});
+
+describe('demo', () => {
+  it('creates assets from images it makes itself, previews ready', async () => {
+    const tenant = await t.createTenant('Demo');
+    const { assetIds } = await assetsDemo({
+      scope: tenant.scope,
+      clock: t.clock,
+      config: t.app.ctx.config,
+      created: {},
+    });
+    expect(assetIds).toHaveLength(3);
+    const assets = await Promise.all(
+      assetIds.map(async (id) => (await t.request(tenant, { method: 'GET', url: `/v0/assets/${id}` })).json()),
+    );
+    expect(assets.every((a) => a.previewDownloadUrl !== null && a.downloadUrl !== null)).toBe(true);
+    expect(assets[2]).toMatchObject({ hidden: true, parentAssetId: assetIds[1] });
+    const download = await t.app.inject({
+      method: 'GET',
+      url: new URL(assets[0].downloadUrl).pathname + new URL(assets[0].downloadUrl).search,
+    });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('image/png');
   });
 });

@@ -14,6 +14,10 @@ import { newPreviewKey, newStorageKey, type FileStore } from './files.storage.js
 /** The channel that wakes the preview worker after an upload completes. */
 export const FILES_CHANNEL = 'files';
 
+function alreadyCompleted(): AppError {
+  return new AppError('upload_already_completed', 'This file was already uploaded; an upload URL works once.');
+}
+
 /** Step 1 of an upload: records the file as pending; its bytes come to the signed upload URL. */
 export async function createUpload(
   scope: TenantScope,
@@ -48,9 +52,7 @@ export async function receiveUpload(
   bytes: Buffer,
   inspected?: ImageInfo,
 ): Promise<FileUploaded> {
-  if (file.status === 'completed') {
-    throw new AppError('upload_already_completed', 'This file was already uploaded; an upload URL works once.');
-  }
+  if (file.status === 'completed') throw alreadyCompleted();
   if (file.upload_expires_at <= isoNow(clock)) {
     throw new AppError('url_expired', 'The upload URL has expired; create a new upload with POST /v0/files.');
   }
@@ -79,6 +81,8 @@ export async function receiveUpload(
   } finally {
     if (!completed) await store.delete(key);
   }
+  // A concurrent upload to the same URL completed the file first: its bytes stay, ours are gone.
+  if (!completed) throw alreadyCompleted();
   return {
     fileId: file.id,
     contentType: image.contentType,

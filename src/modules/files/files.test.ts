@@ -218,6 +218,17 @@ describe('POST /v0/files (extension) and the signed upload URL', () => {
     expect(await storedState(t)).toEqual(before);
   });
 
+  it('completes a file once when the same URL is used twice at the same time', async () => {
+    const png = await makeImage('png');
+    const { uploadUrl } = await startUpload(t, alice, { size: png.length });
+    const before = await storedState(t);
+    const results = await Promise.all([putBytes(t, uploadUrl, png), putBytes(t, uploadUrl, png)]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const after = await storedState(t);
+    expect(after.completedFiles).toBe(before.completedFiles + 1);
+    expect(after.blobs + after.diskFiles).toBe(before.blobs + before.diskFiles + 1);
+  });
+
   it('refuses an upload URL after it expired (403), storing nothing', async () => {
     const png = await makeImage('png');
     const { uploadUrl } = await startUpload(t, alice, { size: png.length });

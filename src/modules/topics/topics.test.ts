@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { TOPIC_LIMITS } from './topics.schemas.js';
+import { topicsDemo } from './topics.demo.js';
 import { getTopic } from './topics.service.js';
 
 let t: TestApp;
@@ -192,5 +193,22 @@ describe('POST /v0/topics/{topic_id}/entries', () => {
     expect(res.statusCode).toBe(409);
     expect(problem(res).code).toBe('topic_full');
     expect(await rows()).toEqual(before);
+  });
+});
+
+describe('demo', () => {
+  it('creates topics with entries, the first one the default', async () => {
+    const tenant = await t.createTenant('Demo');
+    const { topicIds } = await topicsDemo({
+      scope: tenant.scope,
+      clock: t.clock,
+      config: t.app.ctx.config,
+      created: {},
+    });
+    const topics = await Promise.all(topicIds.map((id) => getTopic(tenant.scope, id)));
+    expect(topics.map((x) => x.isDefault)).toEqual([true, false, false]);
+    expect(topics.map((x) => x.sortOrder)).toEqual([0, 1, 2]);
+    expect(topics.every((x) => x.entries.length > 0)).toBe(true);
+    expect(topics[0]!.entries.map((e) => e.sortOrder)).toEqual([0, 1, 2]);
   });
 });
