@@ -20,6 +20,16 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Whether this process runs the background workers (version generation, webhook delivery). */
   readonly runWorkers: boolean;
+  /**
+   * Where uploaded file bytes live: `disk` (a folder under `dataDir`) or `database` (a table every
+   * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
+   */
+  readonly fileStorage: 'disk' | 'database';
+  /**
+   * The origin the service is reached at (`https://pages.example.com`), used in signed file URLs.
+   * Unset: the URLs are built from the request's own Host and protocol.
+   */
+  readonly publicBaseUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -70,6 +80,25 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
 
   const host = env.HOST?.trim() || '0.0.0.0';
 
+  const fileStorage = (env.FILE_STORAGE?.trim().toLowerCase() || (databaseUrl ? 'database' : 'disk')) as
+    'disk' | 'database';
+  if (fileStorage !== 'disk' && fileStorage !== 'database') {
+    problems.push(`FILE_STORAGE must be disk or database, got "${env.FILE_STORAGE}"`);
+  }
+
+  let publicBaseUrl = env.PUBLIC_BASE_URL?.trim() || null;
+  if (publicBaseUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(publicBaseUrl);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.search || parsed.hash) {
+      problems.push(`PUBLIC_BASE_URL must be an http(s) URL without query or fragment, got "${publicBaseUrl}"`);
+    } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
+  }
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     host,
@@ -82,6 +111,8 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     runWorkers: bool('RUN_WORKERS', true),
+    fileStorage,
+    publicBaseUrl,
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -38,6 +38,8 @@ export interface TestDatabase extends Database {
   cleanup(): Promise<void>;
   /** Where the database lives, for a second process (CLI, server) to connect to it. */
   env: Record<string, string>;
+  /** A temporary data directory (DATA_DIR) of the test, removed by cleanup (file storage lives here). */
+  dataDir: string;
 }
 
 /** A fresh, migrated database for one test file: a temp SQLite file or a new PostgreSQL schema. */
@@ -53,11 +55,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     // `public` stays on the path for the pg_trgm operator classes installed there.
     const database = connectDatabase({ databaseUrl: url, pgSchema: `${schema},public`, pgPoolSize: 20 });
     await migrateToLatest(database);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-test-'));
     return {
       ...database,
-      env: { DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema},public` },
+      dataDir,
+      env: { DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema},public`, DATA_DIR: dataDir },
       cleanup: async () => {
         await database.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
         const c = new pg.Client({ connectionString: url });
         await c.connect();
         await c.query(`drop schema if exists ${schema} cascade`);
@@ -70,6 +75,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await migrateToLatest(database);
   return {
     ...database,
+    dataDir: dir,
     env: { DATA_DIR: dir },
     cleanup: async () => {
       await database.close();
@@ -108,7 +114,8 @@ export async function startTestApp(
   const clock = options.clock ?? new TestClock();
   const notified: string[] = [];
   const app = await buildApp({
-    config: testConfig(options.config),
+    // The app sees the test's database URL (PostgreSQL) and data directory, as a deployed one would.
+    config: testConfig({ ...database.env, ...options.config }),
     database,
     logger: pino({ level: 'silent' }),
     clock,

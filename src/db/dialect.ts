@@ -1,5 +1,6 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Engine } from './connect.js';
+import type { DB } from './schema.js';
 
 /**
  * The one place that writes SQL differently for SQLite and PostgreSQL. Everything else in the
@@ -48,4 +49,13 @@ export function forUpdate<QB extends { forUpdate(): QB }>(engine: Engine, qb: QB
 /** Claims rows that no other worker holds; on SQLite the write lock already serializes workers. */
 export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(engine: Engine, qb: QB): QB {
   return engine === 'postgres' ? qb.forUpdate().skipLocked() : qb;
+}
+
+/**
+ * Serializes the transactions that take the same `key` until they end (e.g. "the topics of tenant
+ * X", so that two first topics cannot both become the default). PostgreSQL: a transaction-scoped
+ * advisory lock; SQLite: the write lock taken by `begin immediate` already serializes writers.
+ */
+export async function lockKey(engine: Engine, db: Kysely<DB>, key: string): Promise<void> {
+  if (engine === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
 }

@@ -76,6 +76,74 @@ export interface IdempotencyKeysTable {
   expires_at: Timestamp;
 }
 
+/** An uploaded file: a row from `POST /v0/files`, completed when its bytes arrive and pass validation. */
+export interface FilesTable {
+  id: string;
+  tenant_id: string;
+  filename: string;
+  declared_content_type: string;
+  declared_size: number;
+  status: 'pending' | 'completed';
+  upload_expires_at: Timestamp;
+  content_type: string | null;
+  size: number | null;
+  width: number | null;
+  height: number | null;
+  storage_key: string | null;
+  preview_status: 'pending' | 'ready' | 'failed' | null;
+  preview_key: string | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
+/** Blob store of FILE_STORAGE=database: bytes by storage key (not tenant data by itself). */
+export interface FileBlobsTable {
+  key: string;
+  bytes: Buffer;
+  created_at: Timestamp;
+}
+
+export interface AssetsTable {
+  id: string;
+  tenant_id: string;
+  asset_type: string;
+  name: string;
+  purpose: string;
+  file_id: string;
+  parent_asset_id: string | null;
+  hidden: boolean;
+  tags: Json<string[]>;
+  ai_description: string | null;
+  described_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
+  lifecycle_state: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  trashed_at: Timestamp | null;
+  deleted_at: Timestamp | null;
+}
+
+export interface TopicsTable {
+  id: string;
+  tenant_id: string;
+  title: string;
+  purpose: string | null;
+  sort_order: number;
+  is_default: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TopicEntriesTable {
+  id: string;
+  tenant_id: string;
+  topic_id: string;
+  sort_order: number;
+  content_type: string;
+  content: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -83,6 +151,11 @@ export interface DB {
   pages: PagesTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  files: FilesTable;
+  file_blobs: FileBlobsTable;
+  assets: AssetsTable;
+  topics: TopicsTable;
+  topic_entries: TopicEntriesTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { standardErrorResponses } from '../../http/schemas.js';
+import { fileRuntime } from '../files/files.runtime.js';
+import { ASSETS_CHANNEL } from './assets.describer.js';
+import { Asset, AssetCreateBody, AssetParams } from './assets.schemas.js';
+import * as assets from './assets.service.js';
+
+export const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { clock, notify } = app.ctx;
+  const runtime = await fileRuntime(app.ctx);
+
+  const links = (request: FastifyRequest): assets.FileLinks => {
+    const base = runtime.baseUrl(request);
+    return {
+      download: (tenantId, fileId) => runtime.downloadUrl(base, tenantId, fileId),
+      preview: (tenantId, fileId) => runtime.previewUrl(base, tenantId, fileId),
+    };
+  };
+
+  app.post(
+    '/assets',
+    {
+      schema: {
+        operationId: 'assets.create',
+        tags: ['Assets'],
+        summary: 'Create an image asset from an uploaded file',
+        body: AssetCreateBody,
+        response: { 201: Asset, ...standardErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await assets.createAsset(request.scope, clock, request.body, links(request));
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      else notify(ASSETS_CHANNEL);
+      return reply.code(result.status).send(result.body);
+    },
+  );
+
+  app.get(
+    '/assets/:asset_id',
+    {
+      schema: {
+        operationId: 'assets.get',
+        tags: ['Assets'],
+        summary: 'Get an asset, with fresh signed download URLs',
+        params: AssetParams,
+        response: { 200: Asset, ...standardErrorResponses },
+      },
+    },
+    async (request) => assets.getAsset(request.scope, request.params.asset_id, links(request)),
+  );
+};

@@ -1,0 +1,155 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { sendProblem } from '../../http/plugins/problem.js';
+import { IMAGE_TYPES, MAX_FILE_BYTES, PREVIEW_TYPE } from './files.images.js';
+import { findFileForSignedUrl, type FileRow } from './files.queries.js';
+import { FILES_TAG } from './files.routes.js';
+import { fileRuntime } from './files.runtime.js';
+import { FileParams } from './files.schemas.js';
+import { FILES_CHANNEL, receiveUpload } from './files.service.js';
+import type { UrlPurpose } from './files.signing.js';
+
+/** Only query parameters of signed URLs; malformed ones are an invalid signature, not a 422. */
+const SignedQuery = Type.Object({
+  expires: Type.Optional(Type.String({ description: 'Expiry, Unix seconds (covered by the signature).' })),
+  signature: Type.Optional(Type.String({ description: 'HMAC-SHA256, base64url.' })),
+});
+
+const problems = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The file a signed URL was verified for (files public routes only). */
+    signedFile: FileRow;
+  }
+}
+
+const BYTES_TYPES = [...IMAGE_TYPES, 'application/octet-stream'];
+
+/**
+ * The signed-URL routes of files, outside /v0: the URL is the credential (no API key). Uploads
+ * are raw bytes (the only non-JSON bodies of the service); downloads are served with headers that
+ * keep a browser from running or sniffing anything (docs/api.md, Files).
+ */
+export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, notify } = app.ctx;
+  const runtime = await fileRuntime(app.ctx);
+
+  app.decorateRequest('signedFile', null as never);
+  app.addContentTypeParser(BYTES_TYPES, { parseAs: 'buffer', bodyLimit: MAX_FILE_BYTES }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  /** Runs before the body is read: an upload without a valid URL is refused without reading it. */
+  const verify = (purpose: UrlPurpose) => async (request: FastifyRequest) => {
+    const { file_id } = request.params as { file_id: string };
+    const { expires, signature } = request.query as { expires?: string; signature?: string };
+    const file = await findFileForSignedUrl(database.kysely, file_id);
+    if (file === undefined || expires === undefined || !/^\d{1,11}$/.test(expires) || !signature) {
+      throw new AppError('invalid_signature', 'The URL is not valid: its signature does not match.');
+    }
+    runtime.signer.verify(purpose, file.tenant_id, file.id, { expires: Number(expires), signature });
+    request.signedFile = file;
+  };
+
+  const uploadErrors = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendProblem(request, reply, new AppError('payload_too_large', 'The file is larger than 10 MiB.'));
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendProblem(request, reply, wrongMediaType());
+    throw error;
+  };
+
+  app.put(
+    '/files/:file_id',
+    {
+      schema: {
+        operationId: 'files.upload',
+        tags: [FILES_TAG],
+        summary: 'Send the bytes of a file to the signed uploadUrl from POST /v0/files (once)',
+        description: `Raw bytes, Content-Type one of ${BYTES_TYPES.join(', ')}. Authenticated by the URL's signature.`,
+        security: [],
+        params: FileParams,
+        querystring: SignedQuery,
+        response: { 200: Type.Ref('FileUploaded'), ...problems(403, 409, 413, 415, 422) },
+      },
+      bodyLimit: MAX_FILE_BYTES,
+      onRequest: verify('upload'),
+      errorHandler: uploadErrors,
+    },
+    async (request) => {
+      const body = request.body === undefined || request.body === null ? Buffer.alloc(0) : request.body;
+      if (!Buffer.isBuffer(body)) throw wrongMediaType();
+      const file = request.signedFile;
+      const scope = new TenantScope(database.kysely, database.engine, file.tenant_id);
+      const uploaded = await receiveUpload(scope, runtime.store, clock, file, body);
+      notify(FILES_CHANNEL);
+      return uploaded;
+    },
+  );
+
+  const serve = async (request: FastifyRequest, reply: FastifyReply, preview: boolean) => {
+    const file = request.signedFile;
+    const key = preview ? file.preview_key : file.storage_key;
+    const bytes = file.status === 'completed' && key !== null ? await runtime.store.get(key) : null;
+    if (bytes === null) throw notFound(preview ? 'preview of file' : 'file', file.id);
+    const expires = Number((request.query as { expires: string }).expires);
+    const maxAge = Math.max(0, Math.floor(expires - clock.now().getTime() / 1000));
+    const filename = preview ? `${file.filename.replace(/\.[^.]*$/, '')}.preview.webp` : file.filename;
+    return reply
+      .header('content-type', preview ? PREVIEW_TYPE : file.content_type!)
+      .header('content-length', bytes.length)
+      .header('content-disposition', contentDisposition(filename))
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('cross-origin-resource-policy', 'cross-origin')
+      .header('cache-control', `private, max-age=${maxAge}, immutable`)
+      .send(bytes);
+  };
+
+  const downloadSchema = (operationId: string, summary: string) => ({
+    operationId,
+    tags: [FILES_TAG],
+    summary,
+    security: [],
+    params: FileParams,
+    querystring: SignedQuery,
+    response: problems(403, 404),
+  });
+
+  app.get(
+    '/files/:file_id',
+    {
+      schema: downloadSchema('files.download', 'The bytes of a file (the signed downloadUrl of an asset)'),
+      onRequest: verify('download'),
+    },
+    (request, reply) => serve(request, reply, false),
+  );
+  app.get(
+    '/files/:file_id/preview',
+    {
+      schema: downloadSchema(
+        'files.preview',
+        'A downscaled WebP of a file (the signed previewDownloadUrl of an asset)',
+      ),
+      onRequest: verify('preview'),
+    },
+    (request, reply) => serve(request, reply, true),
+  );
+};
+
+function wrongMediaType(): AppError {
+  return new AppError(
+    'unsupported_media_type',
+    `Send the file's bytes as the body, with Content-Type one of ${BYTES_TYPES.join(', ')}.`,
+  );
+}
+
+/** `inline` (images are shown, not downloaded) with an ASCII fallback and the exact name (RFC 6266). */
+export function contentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  return `inline; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
+import type { DB } from '../../db/schema.js';
+import { isoNow, type Clock } from '../../lib/clock.js';
+
+/**
+ * Where file bytes live. Keys are opaque (`<tenantId>/<fileId>/<random>`), written once and never
+ * overwritten by another upload; access control is the `files` row's business, not the store's.
+ */
+export interface FileStore {
+  readonly kind: 'disk' | 'database';
+  put(key: string, bytes: Buffer): Promise<void>;
+  /** The bytes, or null when nothing is stored under the key. */
+  get(key: string): Promise<Buffer | null>;
+  /** Removes the bytes; a missing key is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+const KEY = /^[a-z0-9_]+(\/[a-z0-9_.-]+)*$/;
+
+function checkKey(key: string): void {
+  if (!KEY.test(key) || key.includes('..')) throw new Error(`invalid storage key: ${key}`);
+}
+
+/** One file per key under a folder of the data directory; writes are atomic (temp file + rename). */
+export class DiskFileStore implements FileStore {
+  readonly kind = 'disk';
+  constructor(readonly root: string) {}
+
+  #path(key: string): string {
+    checkKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    const target = this.#path(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const temp = `${target}.tmp-${randomBytes(6).toString('hex')}`;
+    const handle = await fs.open(temp, 'wx');
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fs.rename(temp, target);
+    } catch (err) {
+      await fs.rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      return await fs.readFile(this.#path(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.rm(this.#path(key), { force: true });
+  }
+}
+
+/** Blobs in the `file_blobs` table: shared by every node of a PostgreSQL deployment. */
+export class DatabaseFileStore implements FileStore {
+  readonly kind = 'database';
+  constructor(
+    readonly db: Kysely<DB>,
+    readonly clock: Clock,
+  ) {}
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    checkKey(key);
+    await this.db
+      .insertInto('file_blobs')
+      .values({ key, bytes, created_at: isoNow(this.clock) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ bytes }))
+      .execute();
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    const row = await this.db.selectFrom('file_blobs').select('bytes').where('key', '=', key).executeTakeFirst();
+    return row ? Buffer.from(row.bytes) : null;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.db.deleteFrom('file_blobs').where('key', '=', key).execute();
+  }
+}
+
+/** The store selected by FILE_STORAGE (docs/api.md, Files): a folder under DATA_DIR, or the database. */
+export function createFileStore(config: Config, db: Kysely<DB>, clock: Clock): FileStore {
+  return config.fileStorage === 'database'
+    ? new DatabaseFileStore(db, clock)
+    : new DiskFileStore(path.join(config.dataDir, 'files'));
+}
+
+/** A fresh key for the bytes of one upload attempt of a file. */
+export function newStorageKey(tenantId: string, fileId: string): string {
+  return `${tenantId}/${fileId}/${randomBytes(8).toString('hex')}`;
+}
+
+/** A fresh key for a preview of the bytes stored under `originalKey`. */
+export function newPreviewKey(originalKey: string): string {
+  return `${originalKey}.preview-${randomBytes(4).toString('hex')}.webp`;
+}

@@ -1,0 +1,109 @@
+import { lockKey } from '../../db/dialect.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { isoNow, type Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import * as q from './topics.queries.js';
+import {
+  MAX_SORT_ORDER,
+  TOPIC_LIMITS,
+  type Topic,
+  type TopicCreateBody,
+  type TopicEntry,
+  type TopicEntryCreateBody,
+} from './topics.schemas.js';
+
+function toEntry(row: q.EntryRow): TopicEntry {
+  return {
+    topicEntryId: row.id,
+    topicId: row.topic_id,
+    sortOrder: Number(row.sort_order),
+    content: { type: row.content_type, content: row.content },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toTopic(row: q.TopicRow, entries: q.EntryRow[]): Topic {
+  return {
+    topicId: row.id,
+    title: row.title,
+    purpose: row.purpose,
+    sortOrder: Number(row.sort_order),
+    isDefault: row.is_default,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    entries: entries.map(toEntry),
+  };
+}
+
+/** The position after the last one; 409 when the last one already sits at 2^53-1. */
+function nextSortOrder(max: number | null, what: string): number {
+  if (max === null) return 0;
+  if (max >= MAX_SORT_ORDER) {
+    throw new AppError(
+      'sort_order_exhausted',
+      `The last ${what} already has the highest sortOrder (${MAX_SORT_ORDER}); send an explicit sortOrder.`,
+    );
+  }
+  return max + 1;
+}
+
+export async function getTopic(scope: TenantScope, topicId: string): Promise<Topic> {
+  const row = await q.findTopic(scope, topicId);
+  if (row === undefined) throw notFound('topic', topicId);
+  return toTopic(row, await q.listEntries(scope, topicId));
+}
+
+/**
+ * Creates a topic (docs/api.md, endpoint 18). The tenant's first topic is its default one. The
+ * tenant's topic creations are serialized, so "first" and "after the last" hold under concurrency.
+ */
+export async function createTopic(scope: TenantScope, clock: Clock, input: TopicCreateBody): Promise<Topic> {
+  return scope.transaction(async (tx) => {
+    await lockKey(tx.engine, tx.db, `topics:${tx.tenantId}`);
+    const max = await q.maxTopicSortOrder(tx);
+    const now = isoNow(clock);
+    const row = {
+      id: newId('topic'),
+      title: input.title,
+      purpose: null,
+      sort_order: input.sortOrder ?? nextSortOrder(max, 'topic'),
+      is_default: max === null,
+      created_at: now,
+      updated_at: now,
+    };
+    await q.insertTopic(tx, row);
+    return toTopic(row, []);
+  });
+}
+
+/** Adds an entry to a topic of the tenant (endpoint 19); the topic's updatedAt moves with it. */
+export async function createEntry(
+  scope: TenantScope,
+  clock: Clock,
+  topicId: string,
+  input: TopicEntryCreateBody,
+): Promise<TopicEntry> {
+  return scope.transaction(async (tx) => {
+    const topic = await q.findTopic(tx, topicId, { lock: true });
+    if (topic === undefined) throw notFound('topic', topicId);
+    const stats = await q.entryStats(tx, topicId);
+    if (stats.count >= TOPIC_LIMITS.entriesPerTopic) {
+      throw new AppError('topic_full', `A topic holds at most ${TOPIC_LIMITS.entriesPerTopic} entries.`);
+    }
+    const now = isoNow(clock);
+    const row = {
+      id: newId('topicEntry'),
+      topic_id: topicId,
+      sort_order: input.sortOrder ?? nextSortOrder(stats.max, 'entry of the topic'),
+      content_type: input.content.type,
+      content: input.content.content,
+      created_at: now,
+      updated_at: now,
+    };
+    await q.insertEntry(tx, row);
+    await q.touchTopic(tx, topicId, now);
+    return toEntry(row);
+  });
+}
