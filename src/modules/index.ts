@@ -1,4 +1,7 @@
 import type { ServiceModule } from './module.js';
+import { audienceSessionsModule } from './audience-sessions/index.js';
+import { audiencesModule } from './audiences/index.js';
+import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
 import { tenantsModule } from './tenants/index.js';
 
@@ -6,4 +9,10 @@ import { tenantsModule } from './tenants/index.js';
  * Every resource module of the service, in dependency order (the demo data of a later module may
  * use what an earlier one created). Adding a resource = adding its module here.
  */
-export const modules: ServiceModule[] = [tenantsModule, pagesModule];
+export const modules: ServiceModule[] = [
+  tenantsModule,
+  pagesModule,
+  audiencesModule,
+  audienceSessionsModule,
+  pageLinksModule,
+];
