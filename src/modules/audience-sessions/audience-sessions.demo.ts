@@ -51,7 +51,8 @@ export function makeSession(
     form_submission_id: submitted ? `form_${n}` : '',
     form_submission_identifier: submitted ? 'contact-us' : '',
     form_submission_email: submitted ? `visitor.${n}@example.com` : '',
-    form_submission_phone: submitted && random() < 0.4 ? `+1415555${String(Math.floor(random() * 10000)).padStart(4, '0')}` : '',
+    form_submission_phone:
+      submitted && random() < 0.4 ? `+1415555${String(Math.floor(random() * 10000)).padStart(4, '0')}` : '',
     has_conversion: converted,
     has_form_submit: submitted,
     is_bounce: bounce,

@@ -62,7 +62,11 @@ export async function findAudience(
 }
 
 export async function findAudienceById(scope: TenantScope, audienceId: string) {
-  return scope.selectFrom('audiences').select(AUDIENCE_COLUMNS).where('audiences.id', '=', audienceId).executeTakeFirst();
+  return scope
+    .selectFrom('audiences')
+    .select(AUDIENCE_COLUMNS)
+    .where('audiences.id', '=', audienceId)
+    .executeTakeFirst();
 }
 
 export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
@@ -88,7 +92,11 @@ export async function insertAudience(scope: TenantScope, row: Omit<Insertable<Au
 }
 
 export async function setAudienceArchivedAt(scope: TenantScope, audienceId: string, archivedAt: string | null) {
-  await scope.updateTable('audiences').set({ archived_at: archivedAt }).where('audiences.id', '=', audienceId).execute();
+  await scope
+    .updateTable('audiences')
+    .set({ archived_at: archivedAt })
+    .where('audiences.id', '=', audienceId)
+    .execute();
 }
 
 export async function findVersion(scope: TenantScope, versionId: string) {

@@ -49,8 +49,7 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Ref('Audience'), 409: Type.Ref('Problem'), ...standardErrorResponses },
       },
     },
-    async (request) =>
-      audiences.restoreAudience(request.scope, request.params.page_id, request.params.audience_id),
+    async (request) => audiences.restoreAudience(request.scope, request.params.page_id, request.params.audience_id),
   );
 
   app.post(
@@ -64,7 +63,9 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: VersionCreateBody,
         response: {
           201: Type.Ref('AudienceVersion'),
-          200: Type.Ref('AudienceVersion', { description: 'The version an earlier request with this operationKey made.' }),
+          200: Type.Ref('AudienceVersion', {
+            description: 'The version an earlier request with this operationKey made.',
+          }),
           409: Type.Ref('Problem'),
           ...standardErrorResponses,
         },

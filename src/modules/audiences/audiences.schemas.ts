@@ -33,9 +33,12 @@ export const Audience = Type.Object(
   {
     audienceId: Type.String(),
     pageId: Type.String(),
-    status: Type.Union(VERSION_STATUSES.map((s) => Type.Literal(s)), {
-      description: '`archived` when the audience is archived, otherwise the status of its latest version.',
-    }),
+    status: Type.Union(
+      VERSION_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description: '`archived` when the audience is archived, otherwise the status of its latest version.',
+      },
+    ),
     computedName: Type.String(),
     customName: Nullable(Type.String()),
     effectiveName: Type.String({ description: 'customName when set, otherwise computedName.' }),

@@ -37,10 +37,7 @@ async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetad
 
 export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
   const pageRow = await visiblePage(scope, pageId);
-  const [rows, totalCount] = await Promise.all([
-    q.listAudiences(scope, pageId, page),
-    q.countAudiences(scope, pageId),
-  ]);
+  const [rows, totalCount] = await Promise.all([q.listAudiences(scope, pageId, page), q.countAudiences(scope, pageId)]);
   return { items: await withVersions(scope, rows, pageRow.metadata), totalCount };
 }
 

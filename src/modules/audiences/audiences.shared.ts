@@ -74,4 +74,3 @@ export function pageArchived(pageId: string) {
 export function audienceArchived(audienceId: string) {
   return conflict('audience_archived', `Audience "${audienceId}" is archived; restore it first.`);
 }
-

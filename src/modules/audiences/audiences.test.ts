@@ -45,7 +45,12 @@ async function snapshot(tenant: Tenant) {
     );
   const audiences = await tenant.scope.selectFrom('audiences').select(['id', 'archived_at']).orderBy('id').execute();
   const versions = await tenant.scope.selectFrom('audience_versions').select(['id', 'status']).orderBy('id').execute();
-  return { versions: await count('audience_versions'), events: await count('events'), audiences, versionRows: versions };
+  return {
+    versions: await count('audience_versions'),
+    events: await count('events'),
+    audiences,
+    versionRows: versions,
+  };
 }
 
 describe('GET /v0/pages/{page_id}/audiences', () => {

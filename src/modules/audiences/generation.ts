@@ -226,8 +226,7 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
 }
 
 export type GenerationOutcome =
-  | { ok: true; generator: string; artifact: GeneratedArtifact; publish?: boolean }
-  | { ok: false; error: unknown };
+  { ok: true; generator: string; artifact: GeneratedArtifact; publish?: boolean } | { ok: false; error: unknown };
 
 /**
  * Records the result of a generation attempt, if the lease is still ours (a version superseded
@@ -274,7 +273,14 @@ export async function completeVersion(
   }
 
   const artifact = storedArtifact(outcome.generator, outcome.artifact);
-  await q.applyTransition(tx, current, 'generated', nowIso, { artifact: json(artifact), failure_reason: null }, { leaseToken });
+  await q.applyTransition(
+    tx,
+    current,
+    'generated',
+    nowIso,
+    { artifact: json(artifact), failure_reason: null },
+    { leaseToken },
+  );
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
     if (older.id !== versionId) await q.applyTransition(tx, older, 'retire', nowIso);
   }

@@ -27,9 +27,7 @@ export interface GenerationDeps {
   maxAttempts?: number;
 }
 
-export type GenerationStep =
-  | { versionId: string; result: Awaited<ReturnType<typeof completeVersion>> | 'lost' }
-  | null;
+export type GenerationStep = { versionId: string; result: Awaited<ReturnType<typeof completeVersion>> | 'lost' } | null;
 
 /**
  * One unit of the generation worker. The queue is the versions table itself: a version in a
@@ -75,21 +73,26 @@ export async function processNextVersion(deps: GenerationDeps): Promise<Generati
   }
   if (!outcome.ok) deps.logger.warn({ err: outcome.error, versionId: claimed.versionId }, 'version generation failed');
 
-  const result = await kysely.transaction().execute((trx) =>
-    completeVersion(
-      new TenantScope(trx, engine, claimed.tenantId, true),
-      deps.clock,
-      claimed.versionId,
-      claimed.token!,
-      outcome,
-      maxAttempts,
-    ),
-  );
+  const result = await kysely
+    .transaction()
+    .execute((trx) =>
+      completeVersion(
+        new TenantScope(trx, engine, claimed.tenantId, true),
+        deps.clock,
+        claimed.versionId,
+        claimed.token!,
+        outcome,
+        maxAttempts,
+      ),
+    );
   if (result !== 'pending' && result !== 'stale') deps.notify(EVENTS_CHANNEL);
   return { versionId: claimed.versionId, result };
 }
 
-export function generationWorker(ctx: WorkerContext, generator: VersionGenerator = templateGenerator): BackgroundWorker {
+export function generationWorker(
+  ctx: WorkerContext,
+  generator: VersionGenerator = templateGenerator,
+): BackgroundWorker {
   const deps: GenerationDeps = { ...ctx, generator };
   return pollingWorker({
     name: 'audience-version-generation',

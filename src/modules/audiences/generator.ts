@@ -90,7 +90,8 @@ export const templateGenerator: VersionGenerator = {
         actionType: action.actionType,
         buttonTitle: fill(action.buttonTitle),
         purpose: fill(action.purpose),
-        url: action.actionId === headerId && audience.actionUrlOverride !== null ? audience.actionUrlOverride : action.url,
+        url:
+          action.actionId === headerId && audience.actionUrlOverride !== null ? audience.actionUrlOverride : action.url,
       };
       if (action.actionType === 'form') {
         rendered.formId = audience.actionFormIdOverride;

@@ -36,13 +36,16 @@ export const PageLinkParams = Type.Object({ page_link_id: ResourceId }, strict);
 export const PageLinkPatchBody = Type.Object(
   {
     tenantDomainId: Type.Optional(
-      Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'A domain of the tenant; null: every domain.' })),
+      Nullable(
+        Type.String({ minLength: 1, maxLength: 200, description: 'A domain of the tenant; null: every domain.' }),
+      ),
     ),
     path: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: PATH_MAX_LENGTH,
-        description: 'Normalized: leading slash added, trailing and repeated slashes removed; no . or .. segments, query or fragment.',
+        description:
+          'Normalized: leading slash added, trailing and repeated slashes removed; no . or .. segments, query or fragment.',
       }),
     ),
     target: Type.Optional(PageLinkTarget),

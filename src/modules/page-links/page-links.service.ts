@@ -35,7 +35,7 @@ function safeDecode(segment: string): string {
  */
 export function normalizePath(raw: string, field = '/body/path'): string {
   if (/[?#]/.test(raw)) throw validationFailed(field, 'must not contain a query (?) or fragment (#)');
-  if (/[\s\\\u0000-\u001f\u007f]/.test(raw)) {
+  if (/\s|\\/.test(raw) || [...raw].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) {
     throw validationFailed(field, 'must not contain whitespace, backslashes or control characters');
   }
   const segments = raw.split('/').filter((s) => s !== '');
