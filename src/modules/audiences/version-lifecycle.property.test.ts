@@ -126,7 +126,7 @@ async function checkInvariants(pageId: string, audienceId: string) {
   expect(runnable.length).toBeLessThanOrEqual(1);
   if (runnable[0]) expect(runnable[0]).toBe(versions[versions.length - 1]);
   for (const v of versions) {
-    const set = (x: string | null) => x !== null;
+    const set = (x: string | number | null) => x !== null;
     expect(set(v.queued_at)).toBe(true);
     expect(set(v.available_at)).toBe(isRunnable(v.status));
     if (!isRunnable(v.status)) expect(v.lease_token).toBeNull();
@@ -137,7 +137,7 @@ async function checkInvariants(pageId: string, audienceId: string) {
     expect(set(v.archived_at)).toBe(v.status === 'archived');
     if (set(v.obsolete_at)) expect(v.status).toBe('archived');
     if (v.status === 'processing') expect(v.lease_token).not.toBeNull();
-    const order = [v.queued_at, v.became_draft_at, v.published_at, v.archived_at].filter(set) as string[];
+    const order = [v.queued_at, v.became_draft_at, v.published_at, v.archived_at].filter((x) => x !== null);
     expect([...order].sort()).toEqual(order);
   }
   // the API: status follows the latest version unless archived; the published version is real
