@@ -39,8 +39,8 @@ export async function audiencesDemo(ctx: DemoContext) {
       };
       const { audienceId } = await createAudience(ctx.scope, ctx.clock, input);
       audienceIds.push(audienceId);
-      switch ((p + i) % 6) {
-        case 1: {
+      switch (audienceIds.length % 6) {
+        case 2: {
           // a newer version generated: draft on a draft page, published on a published page
           const v = await newVersion(ctx, pageId, audienceId);
           await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId));
@@ -64,7 +64,7 @@ export async function audiencesDemo(ctx: DemoContext) {
           });
           break;
         }
-        case 5:
+        case 0:
           await archiveAudience(ctx.scope, ctx.clock, audienceId);
           break;
       }
