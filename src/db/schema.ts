@@ -147,6 +147,15 @@ export interface AudienceSessionsTable {
   utm_term: string;
 }
 
+/** Sessions per page (audience_id '') or audience and hour: the counts behind totalCount. */
+export interface AudienceSessionHoursTable {
+  tenant_id: string;
+  page_id: string;
+  audience_id: string;
+  hour: Timestamp;
+  sessions: number;
+}
+
 /** A hostname the tenant serves pages on (e.g. go.northwind.example); page links may live on one. */
 export interface TenantDomainsTable {
   id: string;
@@ -179,6 +188,7 @@ export interface DB {
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;
+  audience_session_hours: AudienceSessionHoursTable;
   tenant_domains: TenantDomainsTable;
   page_links: PageLinksTable;
 }

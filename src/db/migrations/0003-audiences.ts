@@ -123,6 +123,19 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .columns(['tenant_id', 'audience_id', 'session_started_at', 'id'])
     .execute();
 
+  // Sessions per page (audience_id '') and per audience per hour, kept in step by the one writer
+  // (insertSessions): the totalCount of a time range sums whole hours here and counts only the
+  // partial hours at its ends, so it costs the same however many sessions the range holds.
+  await db.schema
+    .createTable('audience_session_hours')
+    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+    .addColumn('page_id', 'text', (c) => c.notNull())
+    .addColumn('audience_id', 'text', (c) => c.notNull())
+    .addColumn('hour', t.timestamp, (c) => c.notNull())
+    .addColumn('sessions', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('audience_session_hours_pk', ['tenant_id', 'page_id', 'audience_id', 'hour'])
+    .execute();
+
   await db.schema
     .createTable('tenant_domains')
     .addColumn('id', 'text', (c) => c.primaryKey())

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
@@ -35,7 +36,7 @@ beforeAll(async () => {
     const row = makeSession(
       random,
       { pageId, audienceId, pageTitle: 'Welcome', pageUrl: 'https://x.example/p' },
-      BASE + Math.floor(i / 2) * HOUR,
+      BASE + Math.floor(i / 2) * HOUR + (i % 5 === 4 ? 17 * 60_000 : 0),
     );
     rows.push(row);
     sessions.push({ id: row.id, startedAt: row.session_started_at as string, audienceId });
@@ -131,6 +132,33 @@ describe('GET /v0/pages/{page_id}/audience_sessions', () => {
     );
     expect(other.statusCode).toBe(400);
     expect(problem(other).code).toBe('invalid_cursor');
+  });
+
+  it('counts exactly for any range, with or without an audience (hourly counts plus the partial hours)', async () => {
+    const MINUTE = 60_000;
+    const instant = fc.option(
+      fc.integer({ min: -90, max: 20 * 60 }).map((m) => BASE + m * MINUTE),
+      { nil: null },
+    );
+    await fc.assert(
+      fc.asyncProperty(instant, instant, fc.constantFrom(null, 'A', 'B'), async (start, end, which) => {
+        if (start !== null && end !== null && start > end) return;
+        const audienceId = which === null ? null : which === 'A' ? audienceA : audienceB;
+        const params = new URLSearchParams({ limit: '1' });
+        if (start !== null) params.set('startDate', new Date(start).toISOString());
+        if (end !== null) params.set('endDate', new Date(end).toISOString());
+        if (audienceId !== null) params.set('audienceId', audienceId);
+        const res = await get(alice, pageId, `?${params}`);
+        const expected = sessions.filter(
+          (s) =>
+            (start === null || Date.parse(s.startedAt) >= start) &&
+            (end === null || Date.parse(s.startedAt) < end) &&
+            (audienceId === null || s.audienceId === audienceId),
+        ).length;
+        expect(res.json().totalCount).toBe(expected);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('refuses dates that are not ISO 8601 date-times, and a start after the end (422)', async () => {

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type SqlBool, type Updateable } from 'kysely';
 import type { Engine } from '../../db/connect.js';
 import { forUpdate, forUpdateSkipLocked } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
@@ -204,15 +204,6 @@ export async function findJob(scope: TenantScope, versionId: string, options: { 
   return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
 }
 
-export async function findArtifact(scope: TenantScope, versionId: string) {
-  const row = await scope
-    .selectFrom('audience_versions')
-    .select(['audience_versions.artifact', 'audience_versions.failure_reason', 'audience_versions.attempts'])
-    .where('audience_versions.id', '=', versionId)
-    .executeTakeFirst();
-  return row;
-}
-
 /**
  * The next runnable version of any tenant whose time has come (queued, pending past its retry
  * time, processing past its lease), locked so that on PostgreSQL a second worker skips it.
@@ -222,7 +213,9 @@ export async function nextRunnableVersion(db: Kysely<DB>, engine: Engine, now: s
   const query = db
     .selectFrom('audience_versions')
     .select(['id', 'tenant_id', 'status', 'attempts'])
-    .where('status', 'in', RUNNABLE_STATUSES)
+    // Literal values (not parameters), so that SQLite sees the predicate of the partial index
+    // audience_versions_runnable and scans only runnable versions.
+    .where(sql<SqlBool>`status in (${sql.join(RUNNABLE_STATUSES.map((s) => sql.lit(s)))})`)
     .where('available_at', '<=', now)
     .orderBy('available_at')
     .orderBy('id')
