@@ -1,9 +1,13 @@
 import type { DemoContext } from '../module.js';
+import { findAudienceForLink } from './page-links.queries.js';
 import { createPageLink, createTenantDomain } from './page-links.service.js';
 
-/** Two tenant domains and a link per demo audience (some on a domain, some on every domain). */
+/** Two tenant domains and a link per live demo audience (some on a domain, some on every domain). */
 export async function pageLinksDemo(ctx: DemoContext) {
-  const audienceIds = (ctx.created.audiences?.audienceIds as string[] | undefined) ?? [];
+  const created = (ctx.created.audiences?.audienceIds as string[] | undefined) ?? [];
+  // Links serve live audiences: archived ones are left without a link.
+  const audienceIds: string[] = [];
+  for (const id of created) if ((await findAudienceForLink(ctx.scope, id))?.archived_at === null) audienceIds.push(id);
   const suffix = ctx.scope.tenantId.slice(-8);
   const domains = [
     await createTenantDomain(ctx.scope, ctx.clock, `go-${suffix}.northwind.example`),
