@@ -144,6 +144,108 @@ export interface TopicEntriesTable {
   updated_at: Timestamp;
 }
 
+export interface AudiencesTable {
+  id: string;
+  tenant_id: string;
+  page_id: string;
+  computed_name: string;
+  custom_name: string | null;
+  is_new_page_agent: boolean;
+  person_id: string | null;
+  person_route_key: string | null;
+  action_form_id_override: string | null;
+  action_form_instructions_override: string | null;
+  action_url_override: string | null;
+  supplementary_context: string | null;
+  metadata_override: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: Timestamp;
+  archived_at: Timestamp | null;
+}
+
+/** A version of an audience's page; while runnable (queued, pending, processing) it is also the generation job. */
+export interface AudienceVersionsTable {
+  id: string;
+  tenant_id: string;
+  audience_id: string;
+  version_number: number;
+  status: string;
+  is_new_page_agent: boolean;
+  supplementary_context: string | null;
+  operation_key: string | null;
+  queue_duration_ms: number | null;
+  created_at: Timestamp;
+  queued_at: Timestamp | null;
+  became_draft_at: Timestamp | null;
+  published_at: Timestamp | null;
+  cancelled_at: Timestamp | null;
+  obsolete_at: Timestamp | null;
+  archived_at: Timestamp | null;
+  available_at: Timestamp | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_token: string | null;
+  failure_reason: string | null;
+  artifact: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+}
+
+export interface AudienceSessionsTable {
+  id: string;
+  tenant_id: string;
+  page_id: string;
+  audience_id: string;
+  analytics_session_id: string;
+  page_title: string;
+  page_url: string;
+  form_submission_id: string;
+  form_submission_identifier: string;
+  form_submission_email: string;
+  form_submission_phone: string;
+  has_conversion: boolean;
+  has_form_submit: boolean;
+  is_bounce: boolean;
+  max_scroll_depth_percentage: number;
+  questions_asked_count: number;
+  time_spent_seconds: number;
+  total_clicks_count: number;
+  session_started_at: Timestamp;
+  session_ended_at: Timestamp;
+  utm_campaign: string;
+  utm_content: string;
+  utm_medium: string;
+  utm_source: string;
+  utm_term: string;
+}
+
+/** Sessions per page (audience_id '') or audience and hour: the counts behind totalCount. */
+export interface AudienceSessionHoursTable {
+  tenant_id: string;
+  page_id: string;
+  audience_id: string;
+  hour: Timestamp;
+  sessions: number;
+}
+
+/** A hostname the tenant serves pages on (e.g. go.northwind.example); page links may live on one. */
+export interface TenantDomainsTable {
+  id: string;
+  tenant_id: string;
+  hostname: string;
+  created_at: Timestamp;
+}
+
+export interface PageLinksTable {
+  id: string;
+  tenant_id: string;
+  tenant_domain_id: string | null;
+  /** `tenant_domain_id ?? ''`: the uniqueness key of a path (NULLs are distinct in unique indexes). */
+  domain_key: string;
+  path: string;
+  target_type: string;
+  audience_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+}
+
 export interface DB {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -156,6 +258,12 @@ export interface DB {
   assets: AssetsTable;
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
+  audiences: AudiencesTable;
+  audience_versions: AudienceVersionsTable;
+  audience_sessions: AudienceSessionsTable;
+  audience_session_hours: AudienceSessionHoursTable;
+  tenant_domains: TenantDomainsTable;
+  page_links: PageLinksTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

@@ -1,6 +1,9 @@
 import { assetsModule } from './assets/index.js';
 import { filesModule } from './files/index.js';
 import type { ServiceModule } from './module.js';
+import { audienceSessionsModule } from './audience-sessions/index.js';
+import { audiencesModule } from './audiences/index.js';
+import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
 import { tenantsModule } from './tenants/index.js';
 import { topicsModule } from './topics/index.js';
@@ -9,4 +12,13 @@ import { topicsModule } from './topics/index.js';
  * Every resource module of the service, in dependency order (the demo data of a later module may
  * use what an earlier one created). Adding a resource = adding its module here.
  */
-export const modules: ServiceModule[] = [tenantsModule, pagesModule, filesModule, assetsModule, topicsModule];
+export const modules: ServiceModule[] = [
+  tenantsModule,
+  pagesModule,
+  audiencesModule,
+  audienceSessionsModule,
+  pageLinksModule,
+  filesModule,
+  assetsModule,
+  topicsModule,
+];

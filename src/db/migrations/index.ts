@@ -1,5 +1,6 @@
 import type { Migration } from './column-types.js';
 import * as m0001 from './0001-foundation.js';
+import * as m0003 from './0003-audiences.js';
 import * as m0004 from './0004-assets-topics.js';
 
 /**
@@ -8,5 +9,6 @@ import * as m0004 from './0004-assets-topics.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0003-audiences': m0003,
   '0004-assets-topics': m0004,
 };

@@ -86,3 +86,12 @@ export async function updatePage(scope: TenantScope, pageId: string, changes: Up
 export async function insertPage(scope: TenantScope, row: Omit<Insertable<PagesTable>, 'tenant_id'>) {
   await scope.insertInto('pages', row).execute();
 }
+
+/** Keeps `audiences_count` in step; call it in the transaction that adds or removes audiences. */
+export async function addToAudiencesCount(scope: TenantScope, pageId: string, delta: number) {
+  await scope
+    .updateTable('pages')
+    .set((eb) => ({ audiences_count: eb('pages.audiences_count', '+', delta) }))
+    .where('pages.id', '=', pageId)
+    .execute();
+}

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { standardErrorResponses } from '../../http/schemas.js';
+import { AudienceSessionList, AudienceSessionParams, AudienceSessionQuery } from './audience-sessions.schemas.js';
+import * as sessions from './audience-sessions.service.js';
+
+export const audienceSessionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { pager } = app.ctx;
+
+  app.get(
+    '/pages/:page_id/audience_sessions',
+    {
+      schema: {
+        operationId: 'audienceSessions.list',
+        tags: ['Audience sessions'],
+        summary: 'List the sessions of a page, latest start first, filtered by time range and audience',
+        params: AudienceSessionParams,
+        querystring: AudienceSessionQuery,
+        response: { 200: AudienceSessionList, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const filter = sessions.sessionFilter(request.params.page_id, request.query);
+      const context = `audienceSessions.list:${JSON.stringify(filter)}`;
+      const page = pager.read(scope.tenantId, context, request.query);
+      const { items, totalCount } = await sessions.listSessions(scope, filter, page);
+      return pager.envelope(
+        scope.tenantId,
+        context,
+        page,
+        items,
+        (s) => [s.sessionStartedAt, s.audienceSessionId],
+        totalCount,
+      );
+    },
+  );
+};

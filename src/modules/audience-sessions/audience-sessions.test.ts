@@ -1,0 +1,189 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAudience } from '../../../test/factories/audiences.js';
+import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { insertSessions } from './audience-sessions.queries.js';
+import { makeSession, prng } from './audience-sessions.demo.js';
+
+let t: TestApp;
+let alice: Tenant;
+let bob: Tenant;
+let pageId: string;
+let audienceA: string;
+let audienceB: string;
+let otherPage: string;
+/** Session ids by start time, for the expectations. */
+const sessions: { id: string; startedAt: string; audienceId: string }[] = [];
+
+const HOUR = 3_600_000;
+const BASE = Date.parse('2026-10-01T00:00:00.000Z');
+
+beforeAll(async () => {
+  t = await startTestApp();
+  alice = await t.createTenant('Alice');
+  bob = await t.createTenant('Bob');
+  const a = await makeAudience(alice.scope, t.clock);
+  pageId = a.pageId;
+  audienceA = a.audienceId;
+  audienceB = (await makeAudience(alice.scope, t.clock, { pageId })).audienceId;
+  const other = await makeAudience(alice.scope, t.clock);
+  otherPage = other.pageId;
+  const random = prng(7);
+  const rows = [];
+  for (let i = 0; i < 30; i++) {
+    const audienceId = i % 3 === 0 ? audienceB : audienceA;
+    // two sessions share each start time, so the id breaks ties
+    const row = makeSession(
+      random,
+      { pageId, audienceId, pageTitle: 'Welcome', pageUrl: 'https://x.example/p' },
+      BASE + Math.floor(i / 2) * HOUR + (i % 5 === 4 ? 17 * 60_000 : 0),
+    );
+    rows.push(row);
+    sessions.push({ id: row.id, startedAt: row.session_started_at as string, audienceId });
+  }
+  rows.push(
+    makeSession(
+      random,
+      { pageId: otherPage, audienceId: other.audienceId, pageTitle: 'Other', pageUrl: 'https://x.example/o' },
+      BASE,
+    ),
+  );
+  await insertSessions(alice.scope, rows);
+  const bobs = await makeAudience(bob.scope, t.clock);
+  await insertSessions(bob.scope, [
+    makeSession(
+      random,
+      { pageId: bobs.pageId, audienceId: bobs.audienceId, pageTitle: 'B', pageUrl: 'https://b.example' },
+      BASE,
+    ),
+  ]);
+});
+afterAll(() => t.close());
+
+const get = (tenant: Tenant, page: string, query = '') =>
+  t.request(tenant, { method: 'GET', url: `/v0/pages/${page}/audience_sessions${query}` });
+
+const newestFirst = (list: typeof sessions) =>
+  [...list]
+    .sort((x, y) => (x.startedAt === y.startedAt ? (x.id < y.id ? 1 : -1) : x.startedAt < y.startedAt ? 1 : -1))
+    .map((s) => s.id);
+
+describe('GET /v0/pages/{page_id}/audience_sessions', () => {
+  it('lists the page’s sessions, latest start first, with every field', async () => {
+    const res = await get(alice, pageId, '?limit=100');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.totalCount).toBe(30);
+    expect(body.items.map((s: { audienceSessionId: string }) => s.audienceSessionId)).toEqual(newestFirst(sessions));
+    const item = body.items[0];
+    expect(Object.keys(item)).toHaveLength(24);
+    expect(item).toMatchObject({ pageId, pageTitle: 'Welcome', pageUrl: 'https://x.example/p' });
+    expect(typeof item.isBounce).toBe('boolean');
+    expect(typeof item.maxScrollDepthPercentage).toBe('number');
+    expect(item.sessionStartedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+
+  it('filters startDate ≤ sessionStartedAt < endDate, in any zone, and by audience', async () => {
+    // 03:00Z to 06:00Z written as +02:00
+    const res = await get(
+      alice,
+      pageId,
+      `?startDate=${encodeURIComponent('2026-10-01T05:00:00+02:00')}&endDate=2026-10-01T06:00:00Z&limit=100`,
+    );
+    expect(res.statusCode).toBe(200);
+    const expected = sessions.filter(
+      (s) => s.startedAt >= '2026-10-01T03:00:00.000Z' && s.startedAt < '2026-10-01T06:00:00.000Z',
+    );
+    expect(expected).toHaveLength(6);
+    expect(res.json().items.map((s: { audienceSessionId: string }) => s.audienceSessionId)).toEqual(
+      newestFirst(expected),
+    );
+    expect(res.json().totalCount).toBe(6);
+
+    const byAudience = await get(alice, pageId, `?audienceId=${audienceB}&limit=100`);
+    expect(byAudience.json().items.map((s: { audienceSessionId: string }) => s.audienceSessionId)).toEqual(
+      newestFirst(sessions.filter((s) => s.audienceId === audienceB)),
+    );
+    const empty = await get(alice, pageId, '?startDate=2026-10-01T03:00:00Z&endDate=2026-10-01T03:00:00Z');
+    expect(empty.json()).toEqual({ hasMore: false, items: [], nextCursor: null, totalCount: 0 });
+  });
+
+  it('walks a filtered range with cursors, each session once, and binds the cursor to the filters', async () => {
+    const filter = '?startDate=2026-10-01T02:00:00Z&endDate=2026-10-01T12:00:00Z';
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let lastCursor = '';
+    do {
+      const res = await get(alice, pageId, `${filter}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.statusCode).toBe(200);
+      seen.push(...res.json().items.map((s: { audienceSessionId: string }) => s.audienceSessionId));
+      cursor = res.json().nextCursor;
+      if (cursor) lastCursor = cursor;
+    } while (cursor);
+    expect(seen).toEqual(
+      newestFirst(
+        sessions.filter((s) => s.startedAt >= '2026-10-01T02:00:00.000Z' && s.startedAt < '2026-10-01T12:00:00.000Z'),
+      ),
+    );
+    const other = await get(
+      alice,
+      pageId,
+      `?startDate=2026-10-01T01:00:00Z&endDate=2026-10-01T12:00:00Z&cursor=${lastCursor}`,
+    );
+    expect(other.statusCode).toBe(400);
+    expect(problem(other).code).toBe('invalid_cursor');
+  });
+
+  it('counts exactly for any range, with or without an audience (hourly counts plus the partial hours)', async () => {
+    const MINUTE = 60_000;
+    const instant = fc.option(
+      fc.integer({ min: -90, max: 20 * 60 }).map((m) => BASE + m * MINUTE),
+      { nil: null },
+    );
+    await fc.assert(
+      fc.asyncProperty(instant, instant, fc.constantFrom(null, 'A', 'B'), async (start, end, which) => {
+        if (start !== null && end !== null && start > end) return;
+        const audienceId = which === null ? null : which === 'A' ? audienceA : audienceB;
+        const params = new URLSearchParams({ limit: '1' });
+        if (start !== null) params.set('startDate', new Date(start).toISOString());
+        if (end !== null) params.set('endDate', new Date(end).toISOString());
+        if (audienceId !== null) params.set('audienceId', audienceId);
+        const res = await get(alice, pageId, `?${params}`);
+        const expected = sessions.filter(
+          (s) =>
+            (start === null || Date.parse(s.startedAt) >= start) &&
+            (end === null || Date.parse(s.startedAt) < end) &&
+            (audienceId === null || s.audienceId === audienceId),
+        ).length;
+        expect(res.json().totalCount).toBe(expected);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses dates that are not ISO 8601 date-times, and a start after the end (422)', async () => {
+    for (const [query, path] of [
+      ['?startDate=yesterday', '/query/startDate'],
+      ['?endDate=2026-10-01', '/query/endDate'],
+      ['?startDate=2026-13-01T00:00:00Z', '/query/startDate'],
+      ['?startDate=2026-10-02T00:00:00Z&endDate=2026-10-01T00:00:00Z', '/query/endDate'],
+      ['?since=2026-10-01T00:00:00Z', '/query/since'],
+    ] as const) {
+      const res = await get(alice, pageId, query);
+      expect(res.statusCode, query).toBe(422);
+      const body = problem(res);
+      expect(body.code).toBe('validation_failed');
+      expect(body.errors.map((e) => e.path)).toContain(path);
+    }
+  });
+
+  it('answers 404 for another tenant’s page and shows no other tenant’s sessions', async () => {
+    const res = await get(bob, pageId);
+    expect(res.statusCode).toBe(404);
+    expect(problem(res).code).toBe('not_found');
+    const theirs = await get(alice, pageId, `?audienceId=${audienceA}&limit=100`);
+    expect(theirs.json().totalCount).toBe(20);
+    const unknown = await get(alice, pageId, '?audienceId=audience_01jb0000000000000000000000');
+    expect(unknown.json()).toMatchObject({ items: [], totalCount: 0 });
+  });
+});

@@ -1,0 +1,74 @@
+import type { DemoContext } from '../module.js';
+import * as q from './audiences.queries.js';
+import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
+import { claimVersion, completeVersion, createVersionIn, generateNow } from './generation.js';
+
+const PEOPLE = [
+  { computedName: 'Acme Corp · VP Sales', personRouteKey: 'jane-doe-acme', customName: null },
+  { computedName: 'Globex · Head of RevOps', personRouteKey: 'sam-lee-globex', customName: 'Globex expansion' },
+  { computedName: 'Initech · CFO', personRouteKey: 'pat-kim-initech', customName: null },
+  { computedName: 'Umbrella · IT Director', personRouteKey: 'alex-ray-umbrella', customName: null },
+];
+
+async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) {
+  return ctx.scope.transaction(async (tx) => {
+    await q.findAudience(tx, pageId, audienceId, { lock: true });
+    return createVersionIn(tx, ctx.clock, { pageId, audienceId, operationKey: null });
+  });
+}
+
+/**
+ * Audiences on the demo pages with versions in every state a tenant meets: published only, a
+ * newer draft or queued version, a superseded (cancelled) one, one waiting for a retry (pending),
+ * and an archived audience.
+ */
+export async function audiencesDemo(ctx: DemoContext) {
+  const pageIds = (ctx.created.pages?.pageIds as string[] | undefined) ?? [];
+  const audienceIds: string[] = [];
+  const livePages = pageIds.slice(0, 5); // the last demo page is archived
+  for (const [p, pageId] of livePages.entries()) {
+    for (const [i, person] of PEOPLE.entries()) {
+      if ((p + i) % 3 === 2) continue;
+      const input: NewAudience = {
+        pageId,
+        ...person,
+        isNewPageAgent: i % 2 === 0,
+        supplementaryContext: i === 0 ? 'Met at the SaaStr booth; interested in SSO.' : null,
+        actionUrlOverride: i === 1 ? `https://northwind.example/book?ref=${person.personRouteKey}` : null,
+        metadataOverride: i === 1 ? { title: `Northwind for ${person.computedName.split(' ·')[0]}` } : null,
+      };
+      const { audienceId } = await createAudience(ctx.scope, ctx.clock, input);
+      audienceIds.push(audienceId);
+      switch (audienceIds.length % 6) {
+        case 2: {
+          // a newer version generated: draft on a draft page, published on a published page
+          const v = await newVersion(ctx, pageId, audienceId);
+          await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId));
+          break;
+        }
+        case 3: {
+          // a superseded version (cancelled) and the one that replaced it, waiting in the queue
+          await newVersion(ctx, pageId, audienceId);
+          await newVersion(ctx, pageId, audienceId);
+          break;
+        }
+        case 4: {
+          // a failed first attempt: pending, retried by the worker
+          const v = await newVersion(ctx, pageId, audienceId);
+          await ctx.scope.transaction(async (tx) => {
+            const token = await claimVersion(tx, ctx.clock, v.versionId);
+            await completeVersion(tx, ctx.clock, v.versionId, token!, {
+              ok: false,
+              error: new Error('demo: the generator timed out'),
+            });
+          });
+          break;
+        }
+        case 0:
+          await archiveAudience(ctx.scope, ctx.clock, audienceId);
+          break;
+      }
+    }
+  }
+  return { audienceIds };
+}

@@ -1,0 +1,224 @@
+import { sql, type Insertable, type Kysely, type SqlBool, type Updateable } from 'kysely';
+import type { Engine } from '../../db/connect.js';
+import { forUpdate, forUpdateSkipLocked } from '../../db/dialect.js';
+import { keysetAfter } from '../../db/keyset.js';
+import type { AudiencesTable, AudienceVersionsTable, DB } from '../../db/schema.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import type { PageRequest } from '../../http/pagination.js';
+import { RUNNABLE_STATUSES, transition, type VersionEvent } from './version-lifecycle.js';
+
+const AUDIENCE_COLUMNS = [
+  'audiences.id',
+  'audiences.page_id',
+  'audiences.computed_name',
+  'audiences.custom_name',
+  'audiences.is_new_page_agent',
+  'audiences.person_id',
+  'audiences.person_route_key',
+  'audiences.action_form_id_override',
+  'audiences.action_form_instructions_override',
+  'audiences.action_url_override',
+  'audiences.supplementary_context',
+  'audiences.metadata_override',
+  'audiences.created_at',
+  'audiences.archived_at',
+] as const;
+
+/** What the API shows of a version (the artifact and job columns stay inside). */
+const VERSION_COLUMNS = [
+  'audience_versions.id',
+  'audience_versions.audience_id',
+  'audience_versions.version_number',
+  'audience_versions.status',
+  'audience_versions.is_new_page_agent',
+  'audience_versions.supplementary_context',
+  'audience_versions.queue_duration_ms',
+  'audience_versions.created_at',
+  'audience_versions.queued_at',
+  'audience_versions.became_draft_at',
+  'audience_versions.published_at',
+  'audience_versions.cancelled_at',
+  'audience_versions.obsolete_at',
+  'audience_versions.archived_at',
+] as const;
+
+export type AudienceRow = Awaited<ReturnType<typeof findAudience>> & {};
+export type VersionRow = Awaited<ReturnType<typeof findVersion>> & {};
+
+const NEWEST_FIRST = [{ ref: 'audiences.id', direction: 'desc' as const }];
+
+export async function findAudience(
+  scope: TenantScope,
+  pageId: string,
+  audienceId: string,
+  options: { lock?: boolean } = {},
+) {
+  const query = scope
+    .selectFrom('audiences')
+    .select(AUDIENCE_COLUMNS)
+    .where('audiences.id', '=', audienceId)
+    .where('audiences.page_id', '=', pageId);
+  return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
+}
+
+export async function findAudienceById(scope: TenantScope, audienceId: string) {
+  return scope
+    .selectFrom('audiences')
+    .select(AUDIENCE_COLUMNS)
+    .where('audiences.id', '=', audienceId)
+    .executeTakeFirst();
+}
+
+export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
+  let query = scope.selectFrom('audiences').select(AUDIENCE_COLUMNS).where('audiences.page_id', '=', pageId);
+  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  return query
+    .orderBy('audiences.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+export async function countAudiences(scope: TenantScope, pageId: string): Promise<number> {
+  const row = await scope
+    .selectFrom('audiences')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('audiences.page_id', '=', pageId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function insertAudience(scope: TenantScope, row: Omit<Insertable<AudiencesTable>, 'tenant_id'>) {
+  await scope.insertInto('audiences', row).execute();
+}
+
+export async function setAudienceArchivedAt(scope: TenantScope, audienceId: string, archivedAt: string | null) {
+  await scope
+    .updateTable('audiences')
+    .set({ archived_at: archivedAt })
+    .where('audiences.id', '=', audienceId)
+    .execute();
+}
+
+export async function findVersion(scope: TenantScope, versionId: string) {
+  return scope
+    .selectFrom('audience_versions')
+    .select(VERSION_COLUMNS)
+    .where('audience_versions.id', '=', versionId)
+    .executeTakeFirst();
+}
+
+/** The latest and the published version of each audience (one row when they are the same). */
+export async function currentVersions(scope: TenantScope, audienceIds: string[]) {
+  if (audienceIds.length === 0) return [];
+  return scope
+    .selectFrom('audience_versions')
+    .select(VERSION_COLUMNS)
+    .where('audience_versions.audience_id', 'in', audienceIds)
+    .where((eb) =>
+      eb.or([
+        eb('audience_versions.status', '=', 'published'),
+        eb(
+          'audience_versions.version_number',
+          '=',
+          eb
+            .selectFrom('audience_versions as later')
+            .select((s) => s.fn.max('later.version_number').as('n'))
+            .whereRef('later.audience_id', '=', 'audience_versions.audience_id'),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+export async function findVersionByOperationKey(scope: TenantScope, audienceId: string, operationKey: string) {
+  return scope
+    .selectFrom('audience_versions')
+    .select(VERSION_COLUMNS)
+    .where('audience_versions.audience_id', '=', audienceId)
+    .where('audience_versions.operation_key', '=', operationKey)
+    .executeTakeFirst();
+}
+
+export async function lastVersionNumber(scope: TenantScope, audienceId: string): Promise<number> {
+  const row = await scope
+    .selectFrom('audience_versions')
+    .select((eb) => eb.fn.max('audience_versions.version_number').as('n'))
+    .where('audience_versions.audience_id', '=', audienceId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Versions of the audience in the given statuses (the few that are not at rest). */
+export async function versionsInStatus(scope: TenantScope, audienceId: string, statuses: readonly string[]) {
+  return scope
+    .selectFrom('audience_versions')
+    .select(['audience_versions.id', 'audience_versions.status'])
+    .where('audience_versions.audience_id', '=', audienceId)
+    .where('audience_versions.status', 'in', statuses)
+    .execute();
+}
+
+export async function insertVersion(scope: TenantScope, row: Omit<Insertable<AudienceVersionsTable>, 'tenant_id'>) {
+  await scope.insertInto('audience_versions', row).execute();
+}
+
+/**
+ * Applies a lifecycle transition (version-lifecycle.ts) to one version, guarded by the status it
+ * starts from (and the lease token, for the worker): returns false when the version had moved on.
+ */
+export async function applyTransition(
+  scope: TenantScope,
+  version: { id: string; status: string },
+  event: VersionEvent,
+  now: string,
+  extra: Updateable<AudienceVersionsTable> = {},
+  guard: { leaseToken?: string } = {},
+): Promise<boolean> {
+  let query = scope
+    .updateTable('audience_versions')
+    .set({ ...transition(event, version.status, now), ...extra })
+    .where('audience_versions.id', '=', version.id)
+    .where('audience_versions.status', '=', version.status);
+  if (guard.leaseToken !== undefined) query = query.where('audience_versions.lease_token', '=', guard.leaseToken);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The worker's view of a version it works on. */
+export async function findJob(scope: TenantScope, versionId: string, options: { lock?: boolean } = {}) {
+  const query = scope
+    .selectFrom('audience_versions')
+    .select([
+      'audience_versions.id',
+      'audience_versions.audience_id',
+      'audience_versions.status',
+      'audience_versions.attempts',
+      'audience_versions.lease_token',
+      'audience_versions.queued_at',
+      'audience_versions.queue_duration_ms',
+      'audience_versions.version_number',
+      'audience_versions.is_new_page_agent',
+      'audience_versions.supplementary_context',
+    ])
+    .where('audience_versions.id', '=', versionId);
+  return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
+}
+
+/**
+ * The next runnable version of any tenant whose time has come (queued, pending past its retry
+ * time, processing past its lease), locked so that on PostgreSQL a second worker skips it.
+ * Operator code: the worker serves every tenant.
+ */
+export async function nextRunnableVersion(db: Kysely<DB>, engine: Engine, now: string) {
+  const query = db
+    .selectFrom('audience_versions')
+    .select(['id', 'tenant_id', 'status', 'attempts'])
+    // Literal values (not parameters), so that SQLite sees the predicate of the partial index
+    // audience_versions_runnable and scans only runnable versions.
+    .where(sql<SqlBool>`status in (${sql.join(RUNNABLE_STATUSES.map((s) => sql.lit(s)))})`)
+    .where('available_at', '<=', now)
+    .orderBy('available_at')
+    .orderBy('id')
+    .limit(1);
+  return forUpdateSkipLocked(engine, query).executeTakeFirst();
+}

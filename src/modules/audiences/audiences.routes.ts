@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { standardErrorResponses } from '../../http/schemas.js';
+import { EVENTS_CHANNEL } from '../../outbox/events.js';
+import {
+  AudienceList,
+  AudienceListParams,
+  AudienceListQuery,
+  AudienceParams,
+  AudienceRestoreBody,
+  VersionCreateBody,
+} from './audiences.schemas.js';
+import * as audiences from './audiences.service.js';
+import { createVersion, VERSIONS_CHANNEL } from './generation.js';
+
+export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { pager, clock, notify } = app.ctx;
+
+  app.get(
+    '/pages/:page_id/audiences',
+    {
+      schema: {
+        operationId: 'audiences.list',
+        tags: ['Audiences'],
+        summary: 'List the audiences of a page, newest first, with their latest and published versions',
+        params: AudienceListParams,
+        querystring: AudienceListQuery,
+        response: { 200: AudienceList, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const context = `audiences.list:${request.params.page_id}`;
+      const page = pager.read(scope.tenantId, context, request.query);
+      const { items, totalCount } = await audiences.listAudiences(scope, request.params.page_id, page);
+      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.audienceId], totalCount);
+    },
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/:audience_id/restore',
+    {
+      schema: {
+        operationId: 'audiences.restore',
+        tags: ['Audiences'],
+        summary: 'Restore an archived audience (a no-op for one that is not archived)',
+        params: AudienceParams,
+        body: AudienceRestoreBody,
+        response: { 200: Type.Ref('Audience'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request) => audiences.restoreAudience(request.scope, request.params.page_id, request.params.audience_id),
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/:audience_id/versions',
+    {
+      schema: {
+        operationId: 'audiences.versions.create',
+        tags: ['Audiences'],
+        summary: 'Queue a new version of the audience for generation',
+        params: AudienceParams,
+        body: VersionCreateBody,
+        response: {
+          201: Type.Ref('AudienceVersion'),
+          200: Type.Ref('AudienceVersion', {
+            description: 'The version an earlier request with this operationKey made.',
+          }),
+          409: Type.Ref('Problem'),
+          ...standardErrorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { version, created } = await createVersion(
+        request.scope,
+        clock,
+        request.params.page_id,
+        request.params.audience_id,
+        request.body,
+      );
+      if (created) {
+        notify(VERSIONS_CHANNEL);
+        notify(EVENTS_CHANNEL);
+      }
+      return reply.code(created ? 201 : 200).send(version);
+    },
+  );
+};

@@ -1,0 +1,85 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Envelope, Nullable, NullableTimestamp, PaginationQuery, ResourceId, Timestamp } from '../../http/schemas.js';
+import { VERSION_STATUSES } from './version-lifecycle.js';
+
+const strict = { additionalProperties: false } as const;
+
+export const VersionStatus = Type.Union(
+  VERSION_STATUSES.map((s) => Type.Literal(s)),
+  { description: 'See docs/audience-versions.md for what each status means and how versions move.' },
+);
+
+export const AudienceVersion = Type.Object(
+  {
+    versionId: Type.String(),
+    audienceId: Type.String(),
+    versionNumber: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    status: VersionStatus,
+    isNewPageAgent: Type.Boolean(),
+    supplementaryContext: Nullable(Type.String()),
+    queueDurationMs: Nullable(Type.Number({ description: 'Time from queuedAt until a worker first took it.' })),
+    createdAt: Timestamp,
+    archivedAt: NullableTimestamp,
+    becameDraftAt: NullableTimestamp,
+    cancelledAt: NullableTimestamp,
+    obsoleteAt: NullableTimestamp,
+    publishedAt: NullableTimestamp,
+    queuedAt: NullableTimestamp,
+  },
+  { $id: 'AudienceVersion', ...strict },
+);
+
+export const Audience = Type.Object(
+  {
+    audienceId: Type.String(),
+    pageId: Type.String(),
+    status: Type.Union(
+      VERSION_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description: '`archived` when the audience is archived, otherwise the status of its latest version.',
+      },
+    ),
+    computedName: Type.String(),
+    customName: Nullable(Type.String()),
+    effectiveName: Type.String({ description: 'customName when set, otherwise computedName.' }),
+    isNewPageAgent: Type.Boolean(),
+    personId: Nullable(Type.String()),
+    personRouteKey: Nullable(Type.String()),
+    actionFormIdOverride: Nullable(Type.String()),
+    actionFormInstructionsOverride: Nullable(Type.String()),
+    actionUrlOverride: Nullable(Type.String()),
+    supplementaryContext: Nullable(Type.String()),
+    createdAt: Timestamp,
+    archivedAt: NullableTimestamp,
+    latestVersion: Type.Ref('AudienceVersion'),
+    publishedVersion: Type.Ref('AudienceVersion'),
+    effectiveMetadata: Type.Optional(Type.Ref('Metadata')),
+    metadataOverride: Type.Optional(Type.Ref('Metadata')),
+  },
+  { $id: 'Audience', ...strict },
+);
+
+export const AudienceListParams = Type.Object({ page_id: ResourceId }, strict);
+export const AudienceParams = Type.Object({ page_id: ResourceId, audience_id: ResourceId }, strict);
+export const AudienceListQuery = Type.Object({ ...PaginationQuery }, strict);
+export const AudienceRestoreBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
+export const VersionCreateBody = Type.Object(
+  {
+    operationKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'Repeating a key for the same audience returns the version the first request created.',
+      }),
+    ),
+  },
+  strict,
+);
+
+export const AudienceList = Envelope(Type.Ref('Audience'), { $id: 'AudienceList' });
+
+export type AudienceVersion = Static<typeof AudienceVersion>;
+export type Audience = Static<typeof Audience>;
+export type VersionCreateBody = Static<typeof VersionCreateBody>;
+
+export const audienceSchemas = [AudienceVersion, Audience];

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Generation of an audience version: the pluggable part. The worker gathers the inputs, calls
+ * `generate`, and stores what it returns as the version's artifact. A generator must be a pure
+ * function of its input (the built-in one is deterministic: the same input gives the same bytes),
+ * may be slow, and reports failure by throwing.
+ */
+export interface VersionGenerator {
+  readonly name: string;
+  generate(input: GenerationInput): Promise<GeneratedArtifact>;
+}
+
+export interface GenerationAction {
+  actionId: string;
+  purpose: string;
+  buttonTitle: string;
+  actionType: string;
+  url: string;
+}
+
+export interface GenerationInput {
+  version: { versionId: string; versionNumber: number; isNewPageAgent: boolean; supplementaryContext: string | null };
+  page: {
+    pageId: string;
+    name: string;
+    title: string;
+    pageContext: string;
+    pageType: string;
+    brandId: string;
+    headerActionId: string | null;
+    actions: GenerationAction[];
+    actionCardWidgets: unknown[];
+    footerLinks: unknown[];
+  };
+  audience: {
+    audienceId: string;
+    effectiveName: string;
+    personId: string | null;
+    personRouteKey: string | null;
+    actionFormIdOverride: string | null;
+    actionFormInstructionsOverride: string | null;
+    actionUrlOverride: string | null;
+  };
+  /** The person the audience addresses and their account, when known. */
+  person: { personId: string; name: string | null; email: string | null; accountDomain: string | null } | null;
+  effectiveMetadata: Record<string, unknown>;
+}
+
+export interface GeneratedArtifact {
+  /** The media type of `content`. */
+  contentType: string;
+  content: Record<string, unknown>;
+}
+
+/** What the worker stores: the artifact plus who made it and a digest of its content. */
+export interface StoredArtifact extends GeneratedArtifact {
+  generator: string;
+  sha256: string;
+}
+
+export function storedArtifact(generator: string, artifact: GeneratedArtifact): StoredArtifact {
+  const sha256 = createHash('sha256').update(JSON.stringify(artifact.content)).digest('hex');
+  return { generator, contentType: artifact.contentType, content: artifact.content, sha256 };
+}
+
+const PLACEHOLDER = /\{\{\s*(company|name|person)\s*\}\}/g;
+
+/**
+ * The built-in generator: renders the page for the audience as a JSON document the page renderer
+ * serves. Placeholders ({{company}}, {{name}}, {{person}}) are filled from the audience and the
+ * person; the header action (or the first one) takes the audience's URL override; form actions
+ * take the form id and instructions overrides; metadata is the effective metadata.
+ */
+export const templateGenerator: VersionGenerator = {
+  name: 'template-v1',
+  async generate(input) {
+    const { page, audience, person } = input;
+    const values: Record<string, string> = {
+      company: person?.accountDomain ?? audience.effectiveName,
+      name: audience.effectiveName,
+      person: person?.name ?? audience.effectiveName,
+    };
+    const fill = (text: string) => text.replace(PLACEHOLDER, (_m, key: string) => values[key] ?? '');
+    const headerId = page.headerActionId ?? page.actions[0]?.actionId ?? null;
+    const actions = page.actions.map((action, actionIndex) => {
+      const rendered: Record<string, unknown> = {
+        actionId: action.actionId,
+        actionIndex,
+        actionType: action.actionType,
+        buttonTitle: fill(action.buttonTitle),
+        purpose: fill(action.purpose),
+        url:
+          action.actionId === headerId && audience.actionUrlOverride !== null ? audience.actionUrlOverride : action.url,
+      };
+      if (action.actionType === 'form') {
+        rendered.formId = audience.actionFormIdOverride;
+        rendered.formInstructions = audience.actionFormInstructionsOverride;
+      }
+      return rendered;
+    });
+    return {
+      contentType: 'application/vnd.audience-page.v1+json',
+      content: {
+        versionNumber: input.version.versionNumber,
+        pageId: page.pageId,
+        audienceId: audience.audienceId,
+        pageType: page.pageType,
+        brandId: page.brandId,
+        title: fill(page.title),
+        audienceName: audience.effectiveName,
+        headerActionId: headerId,
+        actions,
+        actionCardWidgets: page.actionCardWidgets,
+        footerLinks: page.footerLinks,
+        metadata: input.effectiveMetadata,
+        agent: {
+          isNewPageAgent: input.version.isNewPageAgent,
+          context: [page.pageContext, input.version.supplementaryContext].filter((c) => c).join('\n\n'),
+        },
+        person,
+      },
+    };
+  },
+};

@@ -1,0 +1,188 @@
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAudience } from '../../../test/factories/audiences.js';
+import { makePage } from '../../../test/factories/pages.js';
+import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { archiveAudience } from './audiences.service.js';
+import { claimVersion, publishPageDrafts } from './generation.js';
+import { processNextVersion } from './generation.worker.js';
+import { templateGenerator, type VersionGenerator } from './generator.js';
+import { isRunnable } from './version-lifecycle.js';
+
+/**
+ * Random sequences of everything that can happen to an audience (new versions with or without
+ * an operationKey, worker runs that succeed, fail or crash, time passing, archive and restore,
+ * publishing the page) must keep the lifecycle's invariants after every step.
+ */
+
+let t: TestApp;
+let tenant: Tenant;
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await t.createTenant('Property');
+});
+afterAll(() => t.close());
+
+const MAX_ATTEMPTS = 2;
+const broken: VersionGenerator = { name: 'broken', generate: () => Promise.reject(new Error('boom')) };
+const worker = (generator: VersionGenerator) =>
+  processNextVersion({
+    database: t.database,
+    clock: t.clock,
+    logger: pino({ level: 'silent' }),
+    notify: () => {},
+    generator,
+    maxAttempts: MAX_ATTEMPTS,
+  });
+
+type Op =
+  | { kind: 'create'; key: string | null }
+  | { kind: 'work'; ok: boolean }
+  | { kind: 'crash' }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'archive' }
+  | { kind: 'restore' }
+  | { kind: 'publishPage' };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('create' as const), key: fc.constantFrom(null, 'a', 'b') }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('work' as const), ok: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'crash' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 90_000 }) }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'archive' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'restore' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'publishPage' as const }) },
+);
+
+async function apply(o: Op, pageId: string, audienceId: string, archived: boolean) {
+  const url = `/v0/pages/${pageId}/audiences/${audienceId}`;
+  switch (o.kind) {
+    case 'create': {
+      const res = await t.request(tenant, {
+        method: 'POST',
+        url: `${url}/versions`,
+        payload: o.key === null ? {} : { operationKey: o.key },
+      });
+      if (archived) expect([200, 409]).toContain(res.statusCode);
+      else expect([200, 201]).toContain(res.statusCode);
+      return;
+    }
+    case 'work':
+      await worker(o.ok ? templateGenerator : broken);
+      return;
+    case 'crash':
+      await t.database.kysely.transaction().execute(async (trx) => {
+        const scope = new TenantScope(trx, t.database.engine, tenant.tenantId, true);
+        const runnable = await scope
+          .selectFrom('audience_versions')
+          .select('id')
+          .where('status', 'in', ['queued', 'pending'])
+          .where('available_at', '<=', t.clock.now().toISOString())
+          .executeTakeFirst();
+        if (runnable) await claimVersion(scope, t.clock, runnable.id, 60_000, MAX_ATTEMPTS);
+      });
+      return;
+    case 'advance':
+      t.clock.advance(o.ms);
+      return;
+    case 'archive':
+      await archiveAudience(tenant.scope, t.clock, audienceId);
+      return;
+    case 'restore': {
+      const res = await t.request(tenant, { method: 'POST', url: `${url}/restore`, payload: {} });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().archivedAt).toBeNull();
+      return;
+    }
+    case 'publishPage':
+      await publishPageDrafts(tenant.scope, t.clock, pageId);
+      return;
+  }
+}
+
+async function checkInvariants(pageId: string, audienceId: string) {
+  const versions = await tenant.scope
+    .selectFrom('audience_versions')
+    .selectAll()
+    .where('audience_id', '=', audienceId)
+    .orderBy('version_number')
+    .execute();
+  // numbers 1..n, in creation order
+  expect(versions.map((v) => Number(v.version_number))).toEqual(versions.map((_, i) => i + 1));
+  for (let i = 1; i < versions.length; i++) expect(versions[i]!.created_at >= versions[i - 1]!.created_at).toBe(true);
+  // exactly one published version
+  const published = versions.filter((v) => v.status === 'published');
+  expect(published).toHaveLength(1);
+  // at most one draft, newer than the published one; at most one runnable, and it is the latest
+  const drafts = versions.filter((v) => v.status === 'draft');
+  expect(drafts.length).toBeLessThanOrEqual(1);
+  if (drafts[0]) expect(drafts[0].version_number > published[0]!.version_number).toBe(true);
+  const runnable = versions.filter((v) => isRunnable(v.status));
+  expect(runnable.length).toBeLessThanOrEqual(1);
+  if (runnable[0]) expect(runnable[0]).toBe(versions[versions.length - 1]);
+  for (const v of versions) {
+    const set = (x: string | number | null) => x !== null;
+    expect(set(v.queued_at)).toBe(true);
+    expect(set(v.available_at)).toBe(isRunnable(v.status));
+    if (!isRunnable(v.status)) expect(v.lease_token).toBeNull();
+    expect(set(v.queue_duration_ms)).toBe(v.attempts > 0);
+    expect(set(v.became_draft_at)).toBe(['draft', 'published'].includes(v.status) || v.status === 'archived');
+    expect(set(v.published_at)).toBe(v.status === 'published' || set(v.obsolete_at));
+    expect(set(v.cancelled_at)).toBe(v.status === 'cancelled');
+    expect(set(v.archived_at)).toBe(v.status === 'archived');
+    if (set(v.obsolete_at)) expect(v.status).toBe('archived');
+    if (v.status === 'processing') expect(v.lease_token).not.toBeNull();
+    const order = [v.queued_at, v.became_draft_at, v.published_at, v.archived_at].filter((x) => x !== null);
+    expect([...order].sort()).toEqual(order);
+  }
+  // the API: status follows the latest version unless archived; the published version is real
+  const res = await t.request(tenant, { method: 'GET', url: `/v0/pages/${pageId}/audiences` });
+  const audience = res.json().items.find((a: { audienceId: string }) => a.audienceId === audienceId);
+  const latest = versions[versions.length - 1]!;
+  expect(audience.latestVersion.versionId).toBe(latest.id);
+  expect(audience.publishedVersion.versionId).toBe(published[0]!.id);
+  expect(audience.status).toBe(audience.archivedAt === null ? latest.status : 'archived');
+  // one page.version.created event per version
+  const created = await tenant.scope
+    .selectFrom('events')
+    .select('data')
+    .where('type', '=', 'page.version.created')
+    .execute();
+  expect(created.filter((e) => (e.data as { audienceId: string }).audienceId === audienceId)).toHaveLength(
+    versions.length,
+  );
+}
+
+describe('the version lifecycle under random operations', () => {
+  it('keeps its invariants after every step', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.boolean(), fc.array(op, { minLength: 1, maxLength: 14 }), async (pagePublished, ops) => {
+        // finish what earlier runs left in the queue, so each run starts clean
+        for (let i = 0; i < 50 && (await worker(templateGenerator)) !== null; i++);
+        t.clock.advance(3_600_000);
+        for (let i = 0; i < 50 && (await worker(templateGenerator)) !== null; i++);
+        const pageId = await makePage(tenant.scope, t.clock, { status: pagePublished ? 'published' : 'draft' });
+        const { audienceId } = await makeAudience(tenant.scope, t.clock, { pageId });
+        let archived = false;
+        for (const o of ops) {
+          await apply(o, pageId, audienceId, archived);
+          if (o.kind === 'archive') archived = true;
+          if (o.kind === 'restore') archived = false;
+          await checkInvariants(pageId, audienceId);
+        }
+        const page = await tenant.scope
+          .selectFrom('pages')
+          .select('audiences_count')
+          .where('id', '=', pageId)
+          .executeTakeFirstOrThrow();
+        expect(page.audiences_count).toBe(1);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});

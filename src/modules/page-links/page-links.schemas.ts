@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, NullableTimestamp, ResourceId, Timestamp } from '../../http/schemas.js';
+
+const strict = { additionalProperties: false } as const;
+
+/** What a page link can point at. Today only an audience (its published version is served). */
+export const TARGET_TYPES = ['audience'] as const;
+export const PATH_MAX_LENGTH = 2048;
+
+export const PageLinkTarget = Type.Object(
+  {
+    targetType: Type.Union(
+      TARGET_TYPES.map((t) => Type.Literal(t)),
+      { description: 'audience: the link serves the published version of the audience.' },
+    ),
+    audienceId: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  strict,
+);
+
+export const PageLink = Type.Object(
+  {
+    pageLinkId: Type.String(),
+    tenantDomainId: Nullable(Type.String()),
+    path: Type.String(),
+    target: PageLinkTarget,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    deletedAt: NullableTimestamp,
+  },
+  { $id: 'PageLink', ...strict },
+);
+
+export const PageLinkParams = Type.Object({ page_link_id: ResourceId }, strict);
+
+export const PageLinkPatchBody = Type.Object(
+  {
+    tenantDomainId: Type.Optional(
+      Nullable(
+        Type.String({ minLength: 1, maxLength: 200, description: 'A domain of the tenant; null: every domain.' }),
+      ),
+    ),
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: PATH_MAX_LENGTH,
+        description:
+          'Normalized: leading slash added, trailing and repeated slashes removed; no . or .. segments, query or fragment.',
+      }),
+    ),
+    target: Type.Optional(PageLinkTarget),
+  },
+  strict,
+);
+
+export type PageLink = Static<typeof PageLink>;
+export type PageLinkPatchBody = Static<typeof PageLinkPatchBody>;
+
+export const pageLinkSchemas = [PageLink];
