@@ -383,3 +383,22 @@ describe('retention', () => {
     expect(await db().selectFrom('events').select('id').where('id', '=', event.id).execute()).toHaveLength(0);
   });
 });
+
+describe('several workers', () => {
+  it('never sends the same attempt twice when workers claim side by side', async () => {
+    const { tenant, receiver, engine } = await setup();
+    const second = testEngine(t.database, t.clock);
+    track({ close: second.close });
+    for (let i = 0; i < 5; i++) await subscribe(tenant.scope, t.clock, receiver.url);
+    for (let i = 0; i < 20; i++) await emit(tenant.scope, t.clock);
+    const [a, b] = await Promise.all([engine.drain(), second.engine.drain()]);
+    expect(a + b).toBe(100);
+    expect(receiver.requests).toHaveLength(100);
+    expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(20);
+    const rows = await db().selectFrom('webhook_deliveries').select(['attempts', 'status']).where('tenant_id', '=', tenant.tenantId).execute();
+    expect(rows).toHaveLength(100);
+    for (const row of rows) expect(row).toEqual({ attempts: 1, status: 'succeeded' });
+    const attempts = await db().selectFrom('webhook_attempts').select('id').where('tenant_id', '=', tenant.tenantId).execute();
+    expect(attempts).toHaveLength(100);
+  });
+});
