@@ -110,7 +110,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webhookSecretKeys: Object.freeze(webhookSecretKeys),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
-    webhookConcurrency: int('WEBHOOK_CONCURRENCY', 64, 1, 1_000),
+    webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
   };
 

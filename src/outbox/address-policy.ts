@@ -38,7 +38,8 @@ export function isGlobalUnicast(ip: string): boolean {
       return v4(parts[1]!, parts[2]!).range() === 'unicast';
     case 'teredo':
       return (
-        v4(parts[2]!, parts[3]!).range() === 'unicast' && v4(~parts[6]! & 0xffff, ~parts[7]! & 0xffff).range() === 'unicast'
+        v4(parts[2]!, parts[3]!).range() === 'unicast' &&
+        v4(~parts[6]! & 0xffff, ~parts[7]! & 0xffff).range() === 'unicast'
       );
     case 'unicast':
       return (parts[0]! & 0xe000) === 0x2000;

@@ -9,7 +9,6 @@ import {
   subscribe,
   testEngine,
   testSecretBox,
-  type Receiver,
 } from '../../test/factories/webhooks.js';
 import { appendEvent } from './events.js';
 import * as webhooks from '../modules/webhooks/webhooks.service.js';
@@ -31,14 +30,21 @@ afterAll(() => t.close());
 afterEach(async () => {
   for (const x of open.splice(0)) await x.close();
   // Each test counts its own attempts: close what an earlier test left pending.
-  await t.database.kysely.updateTable('webhook_deliveries').set({ status: 'failed' }).where('status', '=', 'pending').execute();
+  await t.database.kysely
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed' })
+    .where('status', '=', 'pending')
+    .execute();
 });
 
 const db = () => t.database.kysely;
 const deliveriesOf = (subscriptionId: string) =>
   db().selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).execute();
 
-async function setup(respond?: Parameters<typeof startReceiver>[1], engineOptions: Parameters<typeof testEngine>[2] = {}) {
+async function setup(
+  respond?: Parameters<typeof startReceiver>[1],
+  engineOptions: Parameters<typeof testEngine>[2] = {},
+) {
   const tenant = await t.createTenant();
   const receiver = track(await startReceiver(PUBLIC_ALIAS, respond));
   const { engine, close } = testEngine(t.database, t.clock, engineOptions);
@@ -107,7 +113,9 @@ describe('signed delivery', () => {
 describe('retries', () => {
   it('retries a receiver that fails N times, on the schedule, with one webhook-id', async () => {
     const N = 3;
-    const { tenant, receiver, engine } = await setup((_req, i) => (i < N ? { status: 500, body: 'boom' } : { status: 200 }));
+    const { tenant, receiver, engine } = await setup((_req, i) =>
+      i < N ? { status: 500, body: 'boom' } : { status: 200 },
+    );
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
     const event = await emit(tenant.scope, t.clock);
 
@@ -154,7 +162,11 @@ describe('retries', () => {
 
   it('honours Retry-After on 429/503 within bounds', async () => {
     const { tenant, receiver, engine } = await setup((_r, i) =>
-      i === 0 ? { status: 503, headers: { 'retry-after': '600' } } : i === 1 ? { status: 429, headers: { 'retry-after': '999999' } } : { status: 200 },
+      i === 0
+        ? { status: 503, headers: { 'retry-after': '600' } }
+        : i === 1
+          ? { status: 429, headers: { 'retry-after': '999999' } }
+          : { status: 200 },
     );
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
     await emit(tenant.scope, t.clock);
@@ -354,7 +366,11 @@ describe('SSRF protection at connection time', () => {
     const { tenant, engine } = await setup();
     const sub = await subscribe(tenant.scope, t.clock, 'http://placeholder.test/');
     // As if stored while WEBHOOK_ALLOW_PRIVATE_NETWORKS was on, or by an older version.
-    for (const url of [canary.url, canary.url.replace(CANARY, '2130706433'), canary.url.replace(CANARY, '[::ffff:127.0.0.1]')]) {
+    for (const url of [
+      canary.url,
+      canary.url.replace(CANARY, '2130706433'),
+      canary.url.replace(CANARY, '[::ffff:127.0.0.1]'),
+    ]) {
       await db().updateTable('webhook_subscriptions').set({ url }).where('id', '=', sub.subscriptionId).execute();
       await emit(tenant.scope, t.clock);
       await engine.drain();
@@ -395,10 +411,18 @@ describe('several workers', () => {
     expect(a + b).toBe(100);
     expect(receiver.requests).toHaveLength(100);
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(20);
-    const rows = await db().selectFrom('webhook_deliveries').select(['attempts', 'status']).where('tenant_id', '=', tenant.tenantId).execute();
+    const rows = await db()
+      .selectFrom('webhook_deliveries')
+      .select(['attempts', 'status'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute();
     expect(rows).toHaveLength(100);
     for (const row of rows) expect(row).toEqual({ attempts: 1, status: 'succeeded' });
-    const attempts = await db().selectFrom('webhook_attempts').select('id').where('tenant_id', '=', tenant.tenantId).execute();
+    const attempts = await db()
+      .selectFrom('webhook_attempts')
+      .select('id')
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute();
     expect(attempts).toHaveLength(100);
   });
 });

@@ -64,7 +64,9 @@ const boxes = new WeakMap<Config, SecretBox>();
 export function secretBoxFor(config: Config): SecretBox {
   let box = boxes.get(config);
   if (box === undefined) {
-    box = new SecretBox(config.webhookSecretKeys.length > 0 ? config.webhookSecretKeys : [generatedKey(config.dataDir)]);
+    box = new SecretBox(
+      config.webhookSecretKeys.length > 0 ? config.webhookSecretKeys : [generatedKey(config.dataDir)],
+    );
     boxes.set(config, box);
   }
   return box;

@@ -38,7 +38,10 @@ export interface Receiver {
  */
 export async function startReceiver(
   host: string,
-  respond: (req: Received, index: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang' = () => ({
+  respond: (
+    req: Received,
+    index: number,
+  ) => { status: number; headers?: Record<string, string>; body?: string } | 'hang' = () => ({
     status: 204,
   }),
   port = 0,

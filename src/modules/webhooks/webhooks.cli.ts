@@ -77,8 +77,7 @@ export const webhookCommands: CliCommand[] = [
     options: { 'grace-hours': { type: 'string' } },
     run: async (ctx, { values, positionals }) => {
       const hours = text(values, 'grace-hours') === undefined ? 24 : Number(text(values, 'grace-hours'));
-      if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30)
-        throw new Error('--grace-hours must be 0..720');
+      if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new Error('--grace-hours must be 0..720');
       return webhooks.rotateSecret(
         ctx.db,
         ctx.clock,

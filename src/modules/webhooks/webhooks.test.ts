@@ -82,9 +82,19 @@ describe('POST /v0/webhook_subscriptions', () => {
     ['no events', { url: 'https://example.com/', events: [] }, '/body/events', 'fewer than 1'],
     ['events missing', { url: 'https://example.com/' }, '/body/events', 'required'],
     ['url missing', { events: ['form.submitted'] }, '/body/url', 'required'],
-    ['active "yes"', { url: 'https://example.com/', events: ['form.submitted'], active: 'yes' }, '/body/active', 'boolean'],
+    [
+      'active "yes"',
+      { url: 'https://example.com/', events: ['form.submitted'], active: 'yes' },
+      '/body/active',
+      'boolean',
+    ],
     ['an unknown field', { url: 'https://example.com/', events: ['form.submitted'], secret: 'x' }, '/body/secret', ''],
-    ['a URL over 2048', { url: `https://example.com/${'a'.repeat(2040)}`, events: ['form.submitted'] }, '/body/url', ''],
+    [
+      'a URL over 2048',
+      { url: `https://example.com/${'a'.repeat(2040)}`, events: ['form.submitted'] },
+      '/body/url',
+      '',
+    ],
   ];
   it.each(bad)('refuses %s with 422 and stores nothing', async (_name, body, path, message) => {
     const before = await countSubscriptions();
