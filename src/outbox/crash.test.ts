@@ -99,4 +99,4 @@ it('delivers everything after kill -9 of the service with deliveries pending and
 
   const answered = new Set(receiver.requests.slice(10).map((r) => String(r.headers['webhook-id'])));
   expect([...answered].sort()).toEqual([...eventIds].sort());
-});
+}, 120_000);

@@ -119,20 +119,26 @@ export class DeliveryEngine {
         .execute(),
       this.#db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('id', 'in', eventIds).execute(),
     ]);
-    const secrets = new Map(
-      subscriptions.map((s) => {
+    const secrets = new Map<string, string[]>();
+    for (const s of subscriptions) {
+      try {
         const list = [this.#open(s.secret)];
         if (s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > now.toISOString())
           list.push(this.#open(s.previous_secret));
-        return [s.id, list];
-      }),
-    );
+        secrets.set(s.id, list);
+      } catch (err) {
+        // Wrong or missing WEBHOOK_SECRET_KEY: leave its deliveries claimed; they come due again
+        // when the lease ends, and go out once a process with the right key takes them.
+        this.#o.logger.error({ err, subscriptionId: s.id }, 'cannot open the signing secret of a subscription');
+      }
+    }
     const subs = new Map(subscriptions.map((s) => [s.id, s]));
     // The body of an event is the same bytes on every attempt and for every subscription.
     const bodies = new Map(
       events.map((e) => [e.id, JSON.stringify({ type: e.type, timestamp: e.created_at, data: e.data })]),
     );
-    return claimed.map((delivery) => {
+    const sendable = claimed.filter((d) => secrets.has(d.subscription_id) || !subs.get(d.subscription_id)?.active);
+    return sendable.map((delivery) => {
       const sub = subs.get(delivery.subscription_id);
       const body = bodies.get(delivery.event_id);
       if (!sub || !sub.active || body === undefined) return { delivery, request: null, failingSince: null };

@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock, startTestApp, type TestApp } from '../../test/harness.js';
@@ -10,7 +11,10 @@ import {
   testEngine,
   testSecretBox,
 } from '../../test/factories/webhooks.js';
+import { DeliveryEngine } from './delivery-worker.js';
 import { appendEvent } from './events.js';
+import { WebhookClient } from './http-client.js';
+import { SecretBox } from './secret-box.js';
 import * as webhooks from '../modules/webhooks/webhooks.service.js';
 import { pruneWebhookHistory } from './retention.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry.js';
@@ -424,5 +428,28 @@ describe('several workers', () => {
       .where('tenant_id', '=', tenant.tenantId)
       .execute();
     expect(attempts).toHaveLength(100);
+  });
+});
+
+describe('a process without the right WEBHOOK_SECRET_KEY', () => {
+  it('sends nothing and leaves the delivery queued for a process that has it', async () => {
+    const { tenant, receiver, engine } = await setup();
+    const sub = await subscribe(tenant.scope, t.clock, receiver.url);
+    const wrong = new DeliveryEngine({
+      database: t.database,
+      clock: t.clock,
+      logger: pino({ level: 'silent' }),
+      secretBox: () => new SecretBox([Buffer.alloc(32, 9)]),
+      client: new WebhookClient({ policy: () => true, timeoutMs: 1000 }),
+      concurrency: 4,
+      leaseMs: 31_000,
+    });
+    await emit(tenant.scope, t.clock);
+    expect(await wrong.drain()).toBe(0);
+    expect(receiver.requests).toHaveLength(0);
+    expect(await deliveriesOf(sub.subscriptionId)).toMatchObject([{ status: 'pending', attempts: 0 }]);
+    t.clock.advance(31_000);
+    expect(await engine.drain()).toBe(1);
+    expect(receiver.requests).toHaveLength(1);
   });
 });
