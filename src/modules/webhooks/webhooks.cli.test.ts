@@ -36,7 +36,16 @@ async function cli(...args: string[]) {
       env: { ...process.env, ...t.database.env, WEBHOOK_SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent' },
     },
   );
-  return JSON.parse(stdout) as Record<string, any>;
+  return JSON.parse(stdout) as CliOutput;
+}
+
+interface CliOutput {
+  subscriptions?: unknown[];
+  deliveries?: { deliveryId: string }[];
+  attempts?: unknown[];
+  signingSecret?: string;
+  subscription?: unknown;
+  replayed?: number;
 }
 
 it('lists, inspects, rotates, deactivates, reactivates and replays through the CLI', async () => {
@@ -57,7 +66,7 @@ it('lists, inspects, rotates, deactivates, reactivates and replays through the C
     expect(deliveries).toEqual([
       expect.objectContaining({ eventId: event.id, status: 'pending', attempts: 1, lastStatusCode: 500 }),
     ]);
-    const { attempts } = await cli('webhook', 'attempts', deliveries[0].deliveryId);
+    const { attempts } = await cli('webhook', 'attempts', deliveries![0]!.deliveryId);
     expect(attempts).toEqual([expect.objectContaining({ statusCode: 500, responseBody: 'nope' })]);
 
     const rotated = await cli('webhook', 'rotate-secret', sub.subscriptionId, '--grace-hours', '1');
@@ -81,7 +90,7 @@ it('lists, inspects, rotates, deactivates, reactivates and replays through the C
     expect(last.headers['webhook-id']).toBe(event.id);
     // Signed with the new secret (and, during the grace hour, the old one too).
     expect(() =>
-      new Webhook(rotated.signingSecret).verify(last.body, last.headers as Record<string, string>),
+      new Webhook(rotated.signingSecret!).verify(last.body, last.headers as Record<string, string>),
     ).not.toThrow();
     expect(() =>
       new Webhook(sub.signingSecret).verify(last.body, last.headers as Record<string, string>),
