@@ -392,6 +392,11 @@ describe('retention', () => {
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
     const event = await emit(tenant.scope, t.clock);
     await engine.drain();
+    // A delivery still pending keeps itself and its event, however old.
+    const failing = track(await startReceiver(PUBLIC_ALIAS, () => ({ status: 500 })));
+    const stuck = await subscribe(tenant.scope, t.clock, failing.url, ['form.submitted']);
+    const stuckEvent = await emit(tenant.scope, t.clock, 'form.submitted');
+    await engine.drain();
     t.clock.advance(29 * 24 * 3_600_000);
     await pruneWebhookHistory(db(), t.clock, 30);
     expect(await deliveriesOf(sub.subscriptionId)).toHaveLength(1);
@@ -401,6 +406,8 @@ describe('retention', () => {
     expect(pruned.attempts).toBeGreaterThanOrEqual(1);
     expect(await deliveriesOf(sub.subscriptionId)).toHaveLength(0);
     expect(await db().selectFrom('events').select('id').where('id', '=', event.id).execute()).toHaveLength(0);
+    expect(await deliveriesOf(stuck.subscriptionId)).toMatchObject([{ status: 'pending' }]);
+    expect(await db().selectFrom('events').select('id').where('id', '=', stuckEvent.id).execute()).toHaveLength(1);
   });
 });
 

@@ -18,7 +18,15 @@ export async function pruneWebhookHistory(db: Kysely<DB>, clock: Clock, retentio
     const events = await trx
       .deleteFrom('events')
       .where('created_at', '<', cutoff)
-      .where('id', 'not in', (sub) => sub.selectFrom('webhook_deliveries').select('event_id'))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('webhook_deliveries')
+              .select('webhook_deliveries.id')
+              .whereRef('webhook_deliveries.event_id', '=', 'events.id'),
+          ),
+        ),
+      )
       .executeTakeFirst();
     return {
       attempts: Number(attempts.numDeletedRows),
