@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { Webhook } from 'standardwebhooks';
 import { parseConfig } from '../../src/config.js';
 import { connectDatabase, sqliteFileIn } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -20,66 +19,47 @@ import { benchTenant, type BenchContext, type BenchScenario } from '../lib.js';
 
 const SUBSCRIPTIONS = 100;
 
-interface Receiver {
-  baseUrl: string;
-  arrivals: Map<string, number>;
+interface ReceiverDump {
+  arrivals: [string, number][];
   verified: number;
   rejected: number;
   failedOnPurpose: number;
   bodyBytes: number;
-  close(): Promise<void>;
 }
 
 /**
- * A loopback receiver that verifies every signature with the library. `failFirst` answers 500 to
- * the first attempt of every delivery (so half of all attempts fail); the retry 5 s later succeeds.
+ * The loopback receiver, in a child process (bench/webhook-receiver.mjs) as a real receiver
+ * would be: it verifies every signature with the library. `failFirst` answers 500 to the first
+ * attempt of every delivery (so half of all attempts fail); the retry 5 s later succeeds.
  */
-async function startReceiver(secrets: string[], failFirst: boolean): Promise<Receiver> {
-  const verifiers = secrets.map((s) => new Webhook(s));
-  const seen = new Set<string>();
-  const r: Omit<Receiver, 'baseUrl' | 'close'> = {
-    arrivals: new Map(),
-    verified: 0,
-    rejected: 0,
-    failedOnPurpose: 0,
-    bodyBytes: 0,
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const index = Number(req.url!.split('/').pop());
-      const key = `${index}:${String(req.headers['webhook-id'])}`;
-      if (failFirst && !seen.has(key)) {
-        seen.add(key);
-        r.failedOnPurpose++;
-        res.writeHead(500).end();
-        return;
-      }
-      try {
-        verifiers[index]!.verify(body, req.headers as Record<string, string>);
-        r.verified++;
-        r.bodyBytes = body.length;
-        if (!r.arrivals.has(key)) r.arrivals.set(key, performance.now());
-        res.writeHead(204).end();
-      } catch {
-        r.rejected++;
-        res.writeHead(400).end();
-      }
+async function startReceiver(secrets: string[], failFirst: boolean) {
+  const child = fork(path.resolve('bench/webhook-receiver.mjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ask = <T>(type: string, payload: Record<string, unknown> = {}) =>
+    new Promise<T>((resolve) => {
+      const onMessage = (message: { type: string }) => {
+        if (message.type !== type && !(type === 'start' && message.type === 'listening')) return;
+        child.off('message', onMessage);
+        resolve(message as T);
+      };
+      child.on('message', onMessage);
+      child.send({ type, ...payload });
     });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return Object.assign(r, {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  });
+  const { port } = await ask<{ port: number }>('start', { secrets, failFirst });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    arrived: async () => (await ask<{ arrived: number }>('stats')).arrived,
+    dump: async () => {
+      const dump = await ask<ReceiverDump>('dump');
+      await once(child, 'exit');
+      return dump;
+    },
+  };
 }
+
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
+const wallNow = () => performance.timeOrigin + performance.now();
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -147,10 +127,10 @@ async function measure(
 
   const commits = new Map<string, number>();
   const total = Math.round(options.eventsPerSecond * options.seconds);
-  const started = performance.now();
+  const started = wallNow();
   for (let i = 0; i < total; i++) {
     const due = started + (i * 1000) / options.eventsPerSecond;
-    const wait = due - performance.now();
+    const wait = due - wallNow();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const event = await tenant.scope.transaction((tx) =>
       appendEvent(tx, systemClock, 'page.version.published', {
@@ -159,20 +139,17 @@ async function measure(
         pageId: 'page_bench',
       }),
     );
-    commits.set(event.id, performance.now());
+    commits.set(event.id, wallNow());
     worker.wake();
   }
   const expected = total * SUBSCRIPTIONS;
-  const deadline = performance.now() + 120_000;
-  while (receiver.arrivals.size < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const finished = Math.max(...receiver.arrivals.values());
+  const deadline = wallNow() + 120_000;
+  while ((await receiver.arrived()) < expected && wallNow() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const received = await receiver.dump();
   await worker.stop();
   client.close();
-  await receiver.close();
-
-  const latencies = [...receiver.arrivals]
-    .map(([key, at]) => at - commits.get(key.split(':')[1]!)!)
-    .sort((a, b) => a - b);
+  const finished = Math.max(...received.arrivals.map(([, at]) => at));
+  const latencies = received.arrivals.map(([key, at]) => at - commits.get(key.split(':')[1]!)!).sort((a, b) => a - b);
   const attempts = Number(
     (
       await database.kysely
@@ -187,22 +164,23 @@ async function measure(
   ctx.record({
     scenario: 'webhooks',
     name: options.name,
-    requestsPerSecond: Math.round(receiver.arrivals.size / ((finished - started) / 1000)),
+    requestsPerSecond: Math.round(received.arrivals.length / ((finished - started) / 1000)),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
-    responseBytes: receiver.bodyBytes,
-    non2xx: receiver.rejected,
-    errors: expected - receiver.arrivals.size,
+    responseBytes: received.bodyBytes,
+    non2xx: received.rejected,
+    errors: expected - received.arrivals.length,
     ratioToCeiling: null,
     extra: {
       unit: 'deliveries/s (verified arrivals over the whole run)',
       subscriptions: SUBSCRIPTIONS,
       events: total,
       deliveriesExpected: expected,
-      deliveriesVerified: receiver.arrivals.size,
-      signatureRejections: receiver.rejected,
+      deliveriesVerified: received.arrivals.length,
+      signatureRejections: received.rejected,
       attempts,
-      failedOnPurpose: receiver.failedOnPurpose,
+      attemptsPerSecond: Math.round(attempts / ((finished - started) / 1000)),
+      failedOnPurpose: received.failedOnPurpose,
       offeredDeliveriesPerSecond: options.eventsPerSecond * SUBSCRIPTIONS,
     },
   });
