@@ -10,6 +10,11 @@ import { webhooksRoutes } from './webhooks.routes.js';
 import { webhookSchemas } from './webhooks.schemas.js';
 
 function webhookWorkers(ctx: WorkerContext): BackgroundWorker[] {
+  if (ctx.database.engine === 'postgres' && ctx.config.webhookSecretKeys.length === 0) {
+    ctx.logger.warn(
+      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
+    );
+  }
   const client = new WebhookClient({
     policy: addressPolicy(ctx.config.webhookAllowPrivateNetworks),
     timeoutMs: ctx.config.webhookTimeoutMs,

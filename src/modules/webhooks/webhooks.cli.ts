@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { addressPolicy } from '../../outbox/address-policy.js';
 import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { WebhookClient } from '../../outbox/http-client.js';
@@ -123,7 +124,7 @@ export const webhookCommands: CliCommand[] = [
         const engine = new DeliveryEngine({
           database: ctx.database,
           clock: ctx.clock,
-          logger: (await import('pino')).pino({ level: 'silent' }),
+          logger: pino({ level: 'warn' }),
           secretBox: () => secretBoxFor(ctx.config),
           client,
           concurrency: ctx.config.webhookConcurrency,
