@@ -30,6 +30,19 @@ export interface Config {
    * Unset: the URLs are built from the request's own Host and protocol.
    */
   readonly publicBaseUrl: string | null;
+  /**
+   * Keys (32 bytes each) that encrypt webhook signing secrets at rest, newest first: the first
+   * encrypts, all decrypt (rotation). Empty: a key is generated into `dataDir` on first use.
+   */
+  readonly webhookSecretKeys: readonly Buffer[];
+  /** Lets webhooks reach loopback/private/link-local addresses. Unsafe outside development. */
+  readonly webhookAllowPrivateNetworks: boolean;
+  /** How long one delivery attempt may take, connection to last byte. */
+  readonly webhookTimeoutMs: number;
+  /** How many deliveries one process has in flight at once. */
+  readonly webhookConcurrency: number;
+  /** Days that events, deliveries and attempts are kept. */
+  readonly webhookRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -78,6 +91,18 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   if (!LOG_LEVELS.includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
+  const webhookSecretKeys: Buffer[] = [];
+  for (const [i, raw] of (env.WEBHOOK_SECRET_KEY ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .entries()) {
+    const key = Buffer.from(raw, 'base64');
+    if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(raw))
+      problems.push(`WEBHOOK_SECRET_KEY key ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
+    else webhookSecretKeys.push(key);
+  }
+
   const host = env.HOST?.trim() || '0.0.0.0';
 
   const fileStorage = (env.FILE_STORAGE?.trim().toLowerCase() || (databaseUrl ? 'database' : 'disk')) as
@@ -109,10 +134,15 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
-    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     runWorkers: bool('RUN_WORKERS', true),
     fileStorage,
     publicBaseUrl,
+    webhookSecretKeys: Object.freeze(webhookSecretKeys),
+    webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
+    webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

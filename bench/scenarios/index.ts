@@ -2,6 +2,7 @@ import type { BenchScenario } from '../lib.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { pagesScenario } from './pages.js';
+import { webhooksScenario } from './webhooks.js';
 
 /** Every bench scenario, run in this order by `npm run bench` (or pick with BENCH_ONLY=pages,…). */
-export const scenarios: BenchScenario[] = [pagesScenario, audiencesScenario, assetsScenario];
+export const scenarios: BenchScenario[] = [pagesScenario, audiencesScenario, assetsScenario, webhooksScenario];

@@ -246,6 +246,57 @@ export interface PageLinksTable {
   deleted_at: Timestamp | null;
 }
 
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookSubscriptionsTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: Json<string[]>;
+  active: boolean;
+  /** The signing secret, encrypted (src/outbox/secret-box.ts); never stored in clear. */
+  secret: string;
+  /** After a rotation: the old secret, still signing until `previous_secret_expires_at`. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  /** Why it was deactivated: `api`, `operator`, `gone` (410), `failing` (5 days of failures). */
+  deactivated_reason: string | null;
+  /** Since when every attempt has failed (null after any success). */
+  failing_since: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  subscription_id: string;
+  /** The event, and the `webhook-id` of every attempt. */
+  event_id: string;
+  event_type: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  /** When the next attempt is due; while a worker holds the row, the end of its lease. */
+  next_attempt_at: Timestamp;
+  last_attempt_at: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  tenant_id: string;
+  delivery_id: string;
+  attempted_at: Timestamp;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** The first bytes of the response body (see RESPONSE_BODY_STORED_BYTES). */
+  response_body: string | null;
+}
+
 export interface DB {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -264,6 +315,9 @@ export interface DB {
   audience_session_hours: AudienceSessionHoursTable;
   tenant_domains: TenantDomainsTable;
   page_links: PageLinksTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

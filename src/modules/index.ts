@@ -7,6 +7,7 @@ import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
 import { tenantsModule } from './tenants/index.js';
 import { topicsModule } from './topics/index.js';
+import { webhooksModule } from './webhooks/index.js';
 
 /**
  * Every resource module of the service, in dependency order (the demo data of a later module may
@@ -21,4 +22,5 @@ export const modules: ServiceModule[] = [
   filesModule,
   assetsModule,
   topicsModule,
+  webhooksModule,
 ];

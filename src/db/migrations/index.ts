@@ -2,6 +2,7 @@ import type { Migration } from './column-types.js';
 import * as m0001 from './0001-foundation.js';
 import * as m0003 from './0003-audiences.js';
 import * as m0004 from './0004-assets-topics.js';
+import * as m0005 from './0005-webhooks.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0003-audiences': m0003,
   '0004-assets-topics': m0004,
+  '0005-webhooks': m0005,
 };

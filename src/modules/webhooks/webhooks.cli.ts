@@ -1,0 +1,144 @@
+import { pino } from 'pino';
+import { addressPolicy } from '../../outbox/address-policy.js';
+import { DeliveryEngine } from '../../outbox/delivery-worker.js';
+import { WebhookClient } from '../../outbox/http-client.js';
+import { pruneWebhookHistory } from '../../outbox/retention.js';
+import { secretBoxFor } from '../../outbox/secret-box.js';
+import type { CliCommand } from '../module.js';
+import * as webhooks from './webhooks.service.js';
+
+function text(values: Record<string, unknown>, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+function positional(positionals: string[], name: string): string {
+  const value = positionals[0];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+}
+
+export const webhookCommands: CliCommand[] = [
+  {
+    path: ['webhook', 'list'],
+    summary: 'List webhook subscriptions (never their secrets)',
+    options: { tenant: { type: 'string' } },
+    run: async (ctx, { values }) => ({
+      subscriptions: await webhooks.listSubscriptions(ctx.db, { tenantId: text(values, 'tenant') }),
+    }),
+  },
+  {
+    path: ['webhook', 'deliveries'],
+    summary: 'List deliveries, newest first (--status pending|succeeded|failed)',
+    options: {
+      tenant: { type: 'string' },
+      subscription: { type: 'string' },
+      event: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    run: async (ctx, { values }) => ({
+      deliveries: await webhooks.listDeliveries(ctx.db, {
+        tenantId: text(values, 'tenant'),
+        subscriptionId: text(values, 'subscription'),
+        eventId: text(values, 'event'),
+        status: text(values, 'status'),
+        limit: text(values, 'limit') ? Math.min(1000, Math.max(1, Number(text(values, 'limit')) || 100)) : 100,
+      }),
+    }),
+  },
+  {
+    path: ['webhook', 'attempts'],
+    summary: 'List the attempts of a delivery (status, duration, response body excerpt)',
+    positionals: 'DELIVERY_ID',
+    run: async (ctx, { positionals }) => ({
+      attempts: await webhooks.listAttempts(ctx.db, positional(positionals, 'DELIVERY_ID')),
+    }),
+  },
+  {
+    path: ['webhook', 'deactivate'],
+    summary: 'Deactivate a subscription (its pending deliveries are closed as failed)',
+    positionals: 'SUBSCRIPTION_ID',
+    run: async (ctx, { positionals }) => ({
+      subscription: await webhooks.deactivate(ctx.db, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
+    }),
+  },
+  {
+    path: ['webhook', 'reactivate'],
+    summary: 'Reactivate a subscription',
+    positionals: 'SUBSCRIPTION_ID',
+    run: async (ctx, { positionals }) => ({
+      subscription: await webhooks.reactivate(ctx.db, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
+    }),
+  },
+  {
+    path: ['webhook', 'rotate-secret'],
+    summary: 'New signing secret (shown once); the old one keeps signing for --grace-hours (24)',
+    positionals: 'SUBSCRIPTION_ID',
+    options: { 'grace-hours': { type: 'string' } },
+    run: async (ctx, { values, positionals }) => {
+      const hours = text(values, 'grace-hours') === undefined ? 24 : Number(text(values, 'grace-hours'));
+      if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new Error('--grace-hours must be 0..720');
+      return webhooks.rotateSecret(
+        ctx.db,
+        ctx.clock,
+        secretBoxFor(ctx.config),
+        positional(positionals, 'SUBSCRIPTION_ID'),
+        hours * 3_600_000,
+      );
+    },
+  },
+  {
+    path: ['webhook', 'replay'],
+    summary: 'Send again: --event EVT_ID, or every failed delivery --since ISO_TIME (--subscription to narrow)',
+    options: { event: { type: 'string' }, since: { type: 'string' }, subscription: { type: 'string' } },
+    run: async (ctx, { values }) => {
+      const event = text(values, 'event');
+      const since = text(values, 'since');
+      const subscription = text(values, 'subscription');
+      if ((event === undefined) === (since === undefined)) throw new Error('give exactly one of --event or --since');
+      return event !== undefined
+        ? webhooks.replayEvent(ctx.db, ctx.clock, event, subscription)
+        : webhooks.replayFailedSince(ctx.db, ctx.clock, since!, subscription);
+    },
+  },
+  {
+    path: ['webhook', 'reencrypt'],
+    summary: 'Re-seal every signing secret with the first WEBHOOK_SECRET_KEY (key rotation)',
+    run: async (ctx) => webhooks.reencryptSecrets(ctx.db, secretBoxFor(ctx.config)),
+  },
+  {
+    path: ['webhook', 'prune'],
+    summary: 'Delete events, deliveries and attempts older than WEBHOOK_RETENTION_DAYS now',
+    run: async (ctx) => pruneWebhookHistory(ctx.db, ctx.clock, ctx.config.webhookRetentionDays),
+  },
+  {
+    path: ['webhook', 'deliver'],
+    summary: 'Send every due delivery now, from this process, and exit',
+    run: async (ctx) => {
+      const client = new WebhookClient({
+        policy: addressPolicy(ctx.config.webhookAllowPrivateNetworks),
+        timeoutMs: ctx.config.webhookTimeoutMs,
+      });
+      try {
+        const engine = new DeliveryEngine({
+          database: ctx.database,
+          clock: ctx.clock,
+          logger: pino({ level: 'warn' }),
+          secretBox: () => secretBoxFor(ctx.config),
+          client,
+          concurrency: ctx.config.webhookConcurrency,
+          leaseMs: leaseFor(ctx.config.webhookTimeoutMs),
+        });
+        return { attempted: await engine.drain() };
+      } finally {
+        client.close();
+      }
+    },
+  },
+];
+
+/** A claimed delivery is held for two timeouts and some slack before another worker may retry it. */
+export function leaseFor(timeoutMs: number): number {
+  return 2 * timeoutMs + 1_000;
+}

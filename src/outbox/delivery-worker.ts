@@ -1,0 +1,402 @@
+import { sql, type Kysely, type Updateable } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/connect.js';
+import { forUpdateSkipLocked } from '../db/dialect.js';
+import type { DB, WebhookDeliveriesTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import type { BackgroundWorker } from '../modules/module.js';
+import { pollingWorker } from '../workers/polling-worker.js';
+import { EVENTS_CHANNEL } from './events.js';
+import type { AttemptOutcome, WebhookClient } from './http-client.js';
+import { FAILING_DEACTIVATION_MS, retryDelayMs, succeeded } from './retry.js';
+import type { SecretBox } from './secret-box.js';
+import { signedHeaders } from './signing.js';
+
+/** How long finished attempts wait for company before their results are written. */
+const FLUSH_WINDOW_MS = 10;
+const FLUSH_BATCH = 64;
+
+export interface DeliveryEngineOptions {
+  database: Database;
+  clock: Clock;
+  logger: Logger;
+  secretBox: () => SecretBox;
+  client: WebhookClient;
+  /** Deliveries in flight at once in this process. */
+  concurrency: number;
+  /** How long a claimed delivery is held before another worker may take it (crash recovery). */
+  leaseMs: number;
+  /** For the ±20% jitter; tests pass a fixed one. */
+  random?: () => number;
+}
+
+interface Claimed {
+  id: string;
+  tenant_id: string;
+  subscription_id: string;
+  event_id: string;
+  attempts: number;
+}
+
+interface Prepared {
+  delivery: Claimed;
+  /** null: the subscription is no longer active, the delivery is closed without an attempt. */
+  request: { url: string; headers: Record<string, string>; body: string } | null;
+  failingSince: string | null;
+}
+
+interface Result {
+  prepared: Prepared;
+  attemptedAt: string;
+  outcome: AttemptOutcome | null;
+}
+
+/**
+ * Sends pending deliveries. The `webhook_deliveries` table is the queue: a worker claims due rows
+ * (skipping rows another PostgreSQL worker holds) and moves their `next_attempt_at` one lease
+ * ahead, so a crashed worker's rows come due again by themselves; the result of each attempt then
+ * sets the real next time, or closes the delivery. At-least-once: a crash between the receiver's
+ * answer and the commit of the result means that attempt is made again, with the same webhook-id.
+ */
+export class DeliveryEngine {
+  readonly #o: DeliveryEngineOptions;
+  readonly #db: Kysely<DB>;
+  readonly #random: () => number;
+  #inFlight = 0;
+  #pending: Result[] = [];
+  #flushing: Promise<void> | null = null;
+  #sends = new Set<Promise<void>>();
+  /** Opened secrets by sealed value: opening is cheap, but not free at thousands per second. */
+  #opened = new Map<string, string>();
+
+  constructor(options: DeliveryEngineOptions) {
+    this.#o = options;
+    this.#db = options.database.kysely;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Claims up to `limit` due deliveries and holds them for one lease. */
+  async claim(limit: number): Promise<Prepared[]> {
+    if (limit <= 0) return [];
+    const now = this.#o.clock.now();
+    const claimed = await this.#db.transaction().execute(async (trx) => {
+      const rows = await forUpdateSkipLocked(
+        this.#o.database.engine,
+        trx
+          .selectFrom('webhook_deliveries')
+          .select(['id', 'tenant_id', 'subscription_id', 'event_id', 'attempts'])
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now.toISOString())
+          .orderBy('next_attempt_at')
+          .limit(limit),
+      ).execute();
+      if (rows.length > 0) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ next_attempt_at: new Date(now.getTime() + this.#o.leaseMs).toISOString() })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
+      }
+      return rows;
+    });
+    if (claimed.length === 0) return [];
+    return this.#prepare(claimed, now);
+  }
+
+  async #prepare(claimed: Claimed[], now: Date): Promise<Prepared[]> {
+    const subscriptionIds = [...new Set(claimed.map((c) => c.subscription_id))];
+    const eventIds = [...new Set(claimed.map((c) => c.event_id))];
+    const [subscriptions, events] = await Promise.all([
+      this.#db
+        .selectFrom('webhook_subscriptions')
+        .select(['id', 'url', 'active', 'secret', 'previous_secret', 'previous_secret_expires_at', 'failing_since'])
+        .where('id', 'in', subscriptionIds)
+        .execute(),
+      this.#db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('id', 'in', eventIds).execute(),
+    ]);
+    const secrets = new Map<string, string[]>();
+    for (const s of subscriptions) {
+      try {
+        const list = [this.#open(s.secret)];
+        if (s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > now.toISOString())
+          list.push(this.#open(s.previous_secret));
+        secrets.set(s.id, list);
+      } catch (err) {
+        // Wrong or missing WEBHOOK_SECRET_KEY: leave its deliveries claimed; they come due again
+        // when the lease ends, and go out once a process with the right key takes them.
+        this.#o.logger.error({ err, subscriptionId: s.id }, 'cannot open the signing secret of a subscription');
+      }
+    }
+    const subs = new Map(subscriptions.map((s) => [s.id, s]));
+    // The body of an event is the same bytes on every attempt and for every subscription.
+    const bodies = new Map(
+      events.map((e) => [e.id, JSON.stringify({ type: e.type, timestamp: e.created_at, data: e.data })]),
+    );
+    const sendable = claimed.filter((d) => secrets.has(d.subscription_id) || !subs.get(d.subscription_id)?.active);
+    return sendable.map((delivery) => {
+      const sub = subs.get(delivery.subscription_id);
+      const body = bodies.get(delivery.event_id);
+      if (!sub || !sub.active || body === undefined) return { delivery, request: null, failingSince: null };
+      return {
+        delivery,
+        failingSince: sub.failing_since,
+        request: { url: sub.url, body, headers: signedHeaders(delivery.event_id, now, body, secrets.get(sub.id)!) },
+      };
+    });
+  }
+
+  #open(sealed: string): string {
+    let plain = this.#opened.get(sealed);
+    if (plain === undefined) {
+      if (this.#opened.size >= 10_000) this.#opened.clear();
+      plain = this.#o.secretBox().open(sealed);
+      this.#opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  async #send(prepared: Prepared): Promise<Result> {
+    const attemptedAt = this.#o.clock.now().toISOString();
+    if (prepared.request === null) return { prepared, attemptedAt, outcome: null };
+    const { url, headers, body } = prepared.request;
+    return { prepared, attemptedAt, outcome: await this.#o.client.post(url, headers, body) };
+  }
+
+  /** Writes the results of a batch of attempts in one transaction. */
+  async record(results: Result[]): Promise<void> {
+    if (results.length === 0) return;
+    const now = this.#o.clock.now();
+    const nowIso = now.toISOString();
+    const deactivated = await this.#db.transaction().execute(async (trx) => {
+      const attempts = results
+        .filter((r) => r.outcome !== null)
+        .map((r) => ({
+          id: newId('webhookAttempt'),
+          tenant_id: r.prepared.delivery.tenant_id,
+          delivery_id: r.prepared.delivery.id,
+          attempted_at: r.attemptedAt,
+          status_code: r.outcome!.statusCode,
+          error: r.outcome!.error,
+          duration_ms: r.outcome!.durationMs,
+          response_body: r.outcome!.body,
+        }));
+      for (let i = 0; i < attempts.length; i += 500) {
+        await trx
+          .insertInto('webhook_attempts')
+          .values(attempts.slice(i, i + 500))
+          .execute();
+      }
+
+      const healthy = new Set<string>();
+      const failing = new Map<string, string | null>();
+      const deactivate = new Map<string, string>();
+      // Successes differ only by id and status code: one statement per status code.
+      const succeededByStatus = new Map<number, string[]>();
+      const closedInactive: string[] = [];
+      for (const { prepared, attemptedAt, outcome } of results) {
+        const { delivery } = prepared;
+        if (outcome === null) {
+          closedInactive.push(delivery.id);
+          continue;
+        }
+        if (succeeded(outcome)) {
+          const ids = succeededByStatus.get(outcome.statusCode!) ?? [];
+          ids.push(delivery.id);
+          succeededByStatus.set(outcome.statusCode!, ids);
+          healthy.add(delivery.subscription_id);
+          continue;
+        }
+        const attemptsMade = delivery.attempts + 1;
+        const changes: Updateable<WebhookDeliveriesTable> = {
+          attempts: attemptsMade,
+          last_attempt_at: attemptedAt,
+          last_status_code: outcome.statusCode,
+          last_error: outcome.error,
+        };
+        const delay = retryDelayMs(attemptsMade, outcome, this.#random);
+        if (delay === null) Object.assign(changes, { status: 'failed', completed_at: nowIso });
+        else changes.next_attempt_at = new Date(now.getTime() + delay).toISOString();
+        failing.set(delivery.subscription_id, prepared.failingSince);
+        if (outcome.statusCode === 410) deactivate.set(delivery.subscription_id, 'gone');
+        else if (
+          prepared.failingSince !== null &&
+          now.getTime() - Date.parse(prepared.failingSince) >= FAILING_DEACTIVATION_MS
+        )
+          deactivate.set(delivery.subscription_id, 'failing');
+        // A delivery closed meanwhile (its subscription was deactivated) stays closed.
+        await trx
+          .updateTable('webhook_deliveries')
+          .set(changes)
+          .where('id', '=', delivery.id)
+          .where('status', '=', 'pending')
+          .execute();
+      }
+      for (const [statusCode, ids] of succeededByStatus) {
+        for (let i = 0; i < ids.length; i += 500) {
+          await trx
+            .updateTable('webhook_deliveries')
+            .set({
+              status: 'succeeded',
+              attempts: sql`attempts + 1`,
+              last_attempt_at: nowIso,
+              last_status_code: statusCode,
+              last_error: null,
+              completed_at: nowIso,
+            })
+            .where('id', 'in', ids.slice(i, i + 500))
+            .where('status', '=', 'pending')
+            .execute();
+        }
+      }
+      if (closedInactive.length > 0) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ status: 'failed', last_error: 'subscription inactive', completed_at: nowIso })
+          .where('id', 'in', closedInactive)
+          .where('status', '=', 'pending')
+          .execute();
+      }
+
+      for (const id of healthy) failing.delete(id);
+      if (healthy.size > 0) {
+        await trx
+          .updateTable('webhook_subscriptions')
+          .set({ failing_since: null })
+          .where('id', 'in', [...healthy])
+          .where('failing_since', 'is not', null)
+          .execute();
+      }
+      const startFailing = [...failing].filter(([, since]) => since === null).map(([id]) => id);
+      if (startFailing.length > 0) {
+        await trx
+          .updateTable('webhook_subscriptions')
+          .set({ failing_since: nowIso })
+          .where('id', 'in', startFailing)
+          .where('failing_since', 'is', null)
+          .execute();
+      }
+      for (const [id, reason] of deactivate) await deactivateSubscription(trx, id, reason, nowIso);
+      return deactivate;
+    });
+    for (const [subscriptionId, reason] of deactivated)
+      this.#o.logger.warn({ subscriptionId, reason }, 'webhook subscription deactivated');
+  }
+
+  /** Claims, sends and records until nothing is due (tests and the CLI use it; no concurrency limit games). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const batch = await this.claim(this.#o.concurrency);
+      if (batch.length === 0) return total;
+      await this.record(await Promise.all(batch.map((p) => this.#send(p))));
+      total += batch.length;
+    }
+  }
+
+  /**
+   * The background worker: keeps up to `concurrency` attempts in flight, claiming more as slots
+   * free up, and writes results in batches (one transaction per batch, not per attempt). Woken by
+   * EVENTS_CHANNEL right after a commit that queued deliveries; polls every second otherwise
+   * (other processes' events, retries coming due).
+   */
+  worker(name = 'webhook-delivery', pollMs = 1000): BackgroundWorker {
+    let saturated = false;
+    const poller = pollingWorker({
+      name,
+      channels: [EVENTS_CHANNEL],
+      intervalMs: pollMs,
+      logger: this.#o.logger,
+      tick: async () => {
+        const batch = await this.claim(this.#o.concurrency - this.#inFlight);
+        saturated = batch.length > 0 && this.#inFlight + batch.length >= this.#o.concurrency;
+        for (const prepared of batch) {
+          this.#inFlight++;
+          const send = this.#send(prepared).then(
+            (result) => {
+              this.#inFlight--;
+              this.#pending.push(result);
+              this.#scheduleFlush(() => {
+                if (saturated) poller.wake();
+              });
+            },
+            (err: unknown) => {
+              this.#inFlight--;
+              this.#o.logger.error({ err, deliveryId: prepared.delivery.id }, 'webhook send failed');
+            },
+          );
+          this.#sends.add(send);
+          void send.finally(() => this.#sends.delete(send));
+        }
+        return batch.length > 0 && !saturated;
+      },
+    });
+    return {
+      name,
+      channels: poller.channels,
+      start: () => poller.start(),
+      wake: () => poller.wake(),
+      stop: async () => {
+        await poller.stop();
+        await Promise.all([...this.#sends]);
+        await this.#flushing;
+        await this.#flushNow();
+      },
+    };
+  }
+
+  #scheduleFlush(after: () => void): void {
+    if (this.#flushing) return;
+    this.#flushing = (async () => {
+      // Let attempts finishing meanwhile join the batch: one commit (an fsync on SQLite) per
+      // batch rather than per attempt keeps the event loop free for the responses themselves.
+      await new Promise((r) => setTimeout(r, this.#pending.length >= FLUSH_BATCH ? 0 : FLUSH_WINDOW_MS));
+      while (this.#pending.length > 0) {
+        await this.#flushNow();
+        after();
+      }
+    })().finally(() => {
+      this.#flushing = null;
+    });
+  }
+
+  async #flushNow(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    try {
+      await this.record(batch);
+    } catch (err) {
+      // The rows stay claimed until their lease ends and are then attempted again.
+      this.#o.logger.error({ err, count: batch.length }, 'recording webhook attempts failed');
+    }
+  }
+}
+
+/**
+ * Deactivates a subscription and closes its pending deliveries as failed (replay them with
+ * `webhook replay --failed-since` after reactivating).
+ */
+export async function deactivateSubscription(
+  db: Kysely<DB>,
+  subscriptionId: string,
+  reason: string,
+  nowIso: string,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_subscriptions')
+    .set({ active: false, deactivated_reason: reason, updated_at: nowIso })
+    .where('id', '=', subscriptionId)
+    .where('active', '=', true)
+    .executeTakeFirst();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', last_error: `subscription deactivated (${reason})`, completed_at: nowIso })
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'pending')
+    .execute();
+  return Number(updated.numUpdatedRows) > 0;
+}

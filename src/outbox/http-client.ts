@@ -1,0 +1,182 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import type { AddressPolicy } from './address-policy.js';
+
+/** How much of a response body is read before the connection is dropped. */
+export const RESPONSE_BODY_READ_BYTES = 64 * 1024;
+/** How much of it is kept in the attempt record. */
+export const RESPONSE_BODY_STORED_BYTES = 2 * 1024;
+
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (hostname) =>
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+export interface AttemptOutcome {
+  /** The HTTP status, or null when no response came (timeout, refused, blocked, …). */
+  statusCode: number | null;
+  /** Why there was no usable response: `timeout`, `blocked_address`, `dns: …`, `connection: …`. */
+  error: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The first RESPONSE_BODY_STORED_BYTES of the body (UTF-8, possibly cut mid-character). */
+  body: string | null;
+  /** Retry-After in seconds, when the receiver sent one. */
+  retryAfterSeconds: number | null;
+}
+
+export interface WebhookClientOptions {
+  policy: AddressPolicy;
+  resolver?: Resolver;
+  timeoutMs: number;
+  maxSockets?: number;
+}
+
+/**
+ * The one HTTP client every delivery goes through. It resolves the host itself, keeps only the
+ * addresses the policy allows, and connects to the first of them by IP (TLS server name and Host
+ * header stay the original name), so no second lookup exists that DNS rebinding could answer
+ * differently. IP-literal hosts are judged the same way (Node would skip a `lookup` hook for
+ * them). Redirects are never followed: a 3xx is an answer like any other non-2xx. The body is
+ * read up to RESPONSE_BODY_READ_BYTES and never interpreted.
+ */
+export class WebhookClient {
+  readonly #policy: AddressPolicy;
+  readonly #resolver: Resolver;
+  readonly #timeoutMs: number;
+  readonly #httpAgent: http.Agent;
+  readonly #httpsAgent: https.Agent;
+
+  constructor(options: WebhookClientOptions) {
+    this.#policy = options.policy;
+    this.#resolver = options.resolver ?? systemResolver;
+    this.#timeoutMs = options.timeoutMs;
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, scheduling: 'lifo' as const };
+    this.#httpAgent = new http.Agent(agentOptions);
+    this.#httpsAgent = new https.Agent(agentOptions);
+  }
+
+  async post(target: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const done = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
+      statusCode: null,
+      error: null,
+      timedOut: false,
+      body: null,
+      retryAfterSeconds: null,
+      ...partial,
+      durationMs: Math.round(performance.now() - started),
+    });
+
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return done({ error: 'invalid URL' });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return done({ error: 'unsupported scheme' });
+    const hostname = url.hostname.replace(/^\[|\]$/g, '');
+
+    let candidates: string[];
+    if (net.isIP(hostname) !== 0) candidates = [hostname];
+    else {
+      try {
+        candidates = await withTimeout(this.#resolver(hostname), this.#timeoutMs);
+      } catch (err) {
+        return done({ error: `dns: ${(err as Error).message}` });
+      }
+    }
+    const address = candidates.find((ip) => this.#policy(ip));
+    if (address === undefined) {
+      return done({ error: `blocked_address: ${hostname} resolves only to non-public addresses` });
+    }
+
+    const secure = url.protocol === 'https:';
+    const options: https.RequestOptions = {
+      method: 'POST',
+      host: address,
+      family: net.isIP(address),
+      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      headers: {
+        ...headers,
+        host: url.host,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'audience-pages-webhooks/1',
+      },
+      agent: secure ? this.#httpsAgent : this.#httpAgent,
+      // Never let Node look the name up again: we dial the address we checked.
+      lookup: (_host, _opts, cb) => cb(null, address, net.isIP(address)),
+    };
+    if (secure && net.isIP(hostname) === 0) options.servername = hostname;
+
+    return new Promise<AttemptOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: Partial<AttemptOutcome>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(done(outcome));
+      };
+      const request = (secure ? https : http).request(options, (response) => {
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const complete = () =>
+          finish({
+            statusCode: response.statusCode ?? null,
+            body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_STORED_BYTES).toString('utf8'),
+            retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
+          });
+        response.on('data', (chunk: Buffer) => {
+          if (read < RESPONSE_BODY_STORED_BYTES) chunks.push(chunk);
+          read += chunk.length;
+          if (read >= RESPONSE_BODY_READ_BYTES) {
+            complete();
+            response.destroy();
+          }
+        });
+        response.on('end', complete);
+        response.on('error', () => complete());
+      });
+      const timer = setTimeout(() => {
+        finish({ error: 'timeout', timedOut: true });
+        request.destroy();
+      }, this.#timeoutMs);
+      request.on('error', (err) => finish({ error: `connection: ${err.message}` }));
+      request.end(body);
+    });
+  }
+
+  close(): void {
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('lookup timed out')), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return null;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim());
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, Math.round((date - now) / 1000));
+}

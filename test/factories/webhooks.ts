@@ -1,0 +1,113 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import type { Database } from '../../src/db/connect.js';
+import type { TenantScope } from '../../src/db/tenant-scope.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
+import type { AddressPolicy } from '../../src/outbox/address-policy.js';
+import { DeliveryEngine } from '../../src/outbox/delivery-worker.js';
+import { appendEvent, type EventType } from '../../src/outbox/events.js';
+import { WebhookClient, type Resolver } from '../../src/outbox/http-client.js';
+import { SecretBox } from '../../src/outbox/secret-box.js';
+
+/** A fixed test key (32 bytes), also handed to child processes as WEBHOOK_SECRET_KEY. */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+export const testSecretBox = new SecretBox([Buffer.from(TEST_SECRET_KEY, 'base64')]);
+
+/** Tests call 127.0.0.2 "public"; every other address (127.0.0.1 above all) stays blocked. */
+export const PUBLIC_ALIAS = '127.0.0.2';
+export const CANARY = '127.0.0.1';
+export const testPolicy: AddressPolicy = (ip) => ip === PUBLIC_ALIAS;
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: Received[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP server on a loopback address that records every request and answers with `respond`
+ * (default 204). `respond` may return 'hang' to never answer.
+ */
+export async function startReceiver(
+  host: string,
+  respond: (
+    req: Received,
+    index: number,
+  ) => { status: number; headers?: Record<string, string>; body?: string } | 'hang' = () => ({
+    status: 204,
+  }),
+  port = 0,
+): Promise<Receiver> {
+  const requests: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      requests.push(received);
+      const answer = respond(received, requests.length - 1);
+      if (answer === 'hang') return;
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const actualPort = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host}:${actualPort}/hook`,
+    port: actualPort,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function testEngine(
+  database: Database,
+  clock: Clock,
+  options: { timeoutMs?: number; resolver?: Resolver; policy?: AddressPolicy; random?: () => number } = {},
+) {
+  const client = new WebhookClient({
+    policy: options.policy ?? testPolicy,
+    resolver: options.resolver,
+    timeoutMs: options.timeoutMs ?? 15_000,
+  });
+  const engine = new DeliveryEngine({
+    database,
+    clock,
+    logger: pino({ level: 'silent' }),
+    secretBox: () => testSecretBox,
+    client,
+    concurrency: 16,
+    leaseMs: 31_000,
+    random: options.random ?? (() => 0.5),
+  });
+  return { engine, close: () => client.close() };
+}
+
+export async function subscribe(
+  scope: TenantScope,
+  clock: Clock,
+  url: string,
+  events: EventType[] = ['page.version.published'],
+  active = true,
+) {
+  return createSubscription(scope, clock, { secretBox: testSecretBox, policy: testPolicy }, { url, events, active });
+}
+
+export async function emit(scope: TenantScope, clock: Clock, type: EventType = 'page.version.published', data = {}) {
+  return scope.transaction((tx) =>
+    appendEvent(tx, clock, type, { versionId: 'version_x', audienceId: 'audience_x', pageId: 'page_x', ...data }),
+  );
+}
