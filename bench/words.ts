@@ -1,3 +1,5 @@
+import { seededRandom } from '../src/lib/random.js';
+
 /**
  * Deterministic, realistic-looking names for seeded data: pseudo-words built from syllables, so
  * that substring search meets the spread of trigrams real names have (not one shared prefix).
@@ -34,17 +36,6 @@ const SYLLABLES = [
   'ush',
   'ik',
 ];
-
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function pseudoWord(random: () => number, syllables = 3): string {
   let word = '';

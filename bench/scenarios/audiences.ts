@@ -1,8 +1,9 @@
+import { seededRandom } from '../../src/lib/random.js';
 import { sql } from 'kysely';
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { insertSessions } from '../../src/modules/audience-sessions/audience-sessions.queries.js';
-import { makeSession, prng, type SessionRow } from '../../src/modules/audience-sessions/audience-sessions.demo.js';
+import { makeSession, type SessionRow } from '../../src/modules/audience-sessions/audience-sessions.demo.js';
 import { createAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import type { BenchScenario } from '../lib.js';
@@ -50,7 +51,7 @@ async function seedPagesAndAudiences(scope: TenantScope, clock: Clock): Promise<
 
 /** `count` sessions over the last 60 days, spread evenly over the tenant's audiences, in bulk. */
 async function seedSessions(scope: TenantScope, seeded: Seeded, count: number, now: number) {
-  const random = prng(count);
+  const random = seededRandom(count);
   let done = 0;
   while (done < count) {
     const inThisTransaction = Math.min(ROWS_PER_TRANSACTION, count - done);

@@ -1,3 +1,4 @@
+import { seededRandom } from '../../lib/random.js';
 import type { Insertable } from 'kysely';
 import type { AudienceSessionsTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
@@ -11,18 +12,6 @@ const SOURCES = [
   { utm_source: 'outreach', utm_medium: 'email', utm_campaign: 'sdr-sequence-3' },
   { utm_source: '', utm_medium: '', utm_campaign: '' },
 ];
-
-/** A small deterministic PRNG (mulberry32), so demo and bench data are the same on every run. */
-export function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export type SessionRow = Omit<Insertable<AudienceSessionsTable>, 'tenant_id'>;
 
@@ -73,7 +62,7 @@ const DAY = 86_400_000;
 /** 5–40 sessions per demo audience, spread over the last 60 days. */
 export async function audienceSessionsDemo(ctx: DemoContext) {
   const audienceIds = (ctx.created.audiences?.audienceIds as string[] | undefined) ?? [];
-  const random = prng(42);
+  const random = seededRandom(42);
   const now = ctx.clock.now().getTime();
   let count = 0;
   await ctx.scope.transaction(async (tx) => {

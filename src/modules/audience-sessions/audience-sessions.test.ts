@@ -1,9 +1,10 @@
+import { seededRandom } from '../../lib/random.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { insertSessions } from './audience-sessions.queries.js';
-import { makeSession, prng } from './audience-sessions.demo.js';
+import { makeSession } from './audience-sessions.demo.js';
 
 let t: TestApp;
 let alice: Tenant;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   audienceB = (await makeAudience(alice.scope, t.clock, { pageId })).audienceId;
   const other = await makeAudience(alice.scope, t.clock);
   otherPage = other.pageId;
-  const random = prng(7);
+  const random = seededRandom(7);
   const rows = [];
   for (let i = 0; i < 30; i++) {
     const audienceId = i % 3 === 0 ? audienceB : audienceA;
