@@ -1,5 +1,6 @@
 import type { Migration } from './column-types.js';
 import * as m0001 from './0001-foundation.js';
+import * as m0002 from './0002-persons-accounts.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -7,4 +8,5 @@ import * as m0001 from './0001-foundation.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-persons-accounts': m0002,
 };
