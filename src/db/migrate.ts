@@ -1,11 +1,18 @@
-import { Migrator, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type MigrationResultSet } from 'kysely';
 import type { Database } from './connect.js';
 import { migrations } from './migrations/index.js';
 
 /** Brings the schema up to date. Kysely's migrator locks, so concurrent starts are safe. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which one: on a server
+  // with several schemas (the parallel PostgreSQL tests) it would find another schema's tables.
+  const migrationTableSchema =
+    database.engine === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: database.kysely,
+    migrationTableSchema,
     provider: {
       getMigrations: async () =>
         Object.fromEntries(

@@ -1,4 +1,4 @@
-import type { Tenant } from '../harness.js';
+import type { Tenant, TestApp } from '../harness.js';
 
 /** Rows of a tenant in the tables persons, logs, accounts and idempotency keys touch. */
 export async function rowCounts(tenant: Tenant) {
@@ -16,3 +16,19 @@ export async function rowCounts(tenant: Tenant) {
     idempotency_keys: await count('idempotency_keys'),
   };
 }
+
+/** Creates a person the way integrations do (a log entry); returns its id. */
+export async function makePerson(
+  t: TestApp,
+  tenant: Tenant,
+  fields: { email?: string; name?: string; phoneNumber?: string; socialProfileUrl?: string } = {},
+): Promise<string> {
+  const res = await t.request(tenant, {
+    method: 'POST',
+    url: '/v0/person_logs',
+    payload: { source: 'factory', payload: {}, email: `p${++seq}@factory.example`, ...fields },
+  });
+  if (res.statusCode !== 201) throw new Error(`makePerson: ${res.statusCode} ${res.body}`);
+  return (res.json() as { personId: string }).personId;
+}
+let seq = 0;
