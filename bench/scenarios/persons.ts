@@ -74,7 +74,7 @@ async function seed(scope: TenantScope, sizes: { persons: number; accounts: numb
     if (persons.length) await insertPersons(tx, persons);
     persons = [];
 
-    let logs: NewPersonLogRow[] = [];
+    const logs: NewPersonLogRow[] = [];
     const payload = json({ form: 'pricing', utm: { source: 'bench' } });
     for (let i = 0; i < sizes.logs; i++) {
       logs.push({
