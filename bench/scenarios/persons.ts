@@ -179,11 +179,12 @@ export const personsScenario: BenchScenario = {
     const personPaths = data.personIds.filter((_, i) => i % 97 === 0).map((id) => `/v0/persons/${id}`);
     await ctx.load({ name: 'GET /v0/persons/{id}', path: '', paths: personPaths, apiKey: large.apiKey });
 
+    // What people type to find someone: a surname, a full name, a company domain, a phone number.
     const terms = [
       ...LAST.slice(0, 20),
-      ...Array.from({ length: 10 }, (_, i) => `company${i * 37}.`),
-      ...Array.from({ length: 10 }, (_, i) => `1555000${i}`),
-      ...FIRST.slice(0, 10).map((f) => `${f.toLowerCase()}a.`),
+      ...Array.from({ length: 10 }, (_, i) => `${FIRST_MORE[i * 3]} ${LAST[i * 7]}`),
+      ...Array.from({ length: 10 }, (_, i) => domainOf(i * 37)),
+      ...Array.from({ length: 10 }, (_, i) => `+1555${String(i * 333).padStart(7, '0')}`),
     ].map((term) => `/v0/persons/search?query=${encodeURIComponent(term)}`);
     await ctx.load({
       name: `GET /v0/persons/search (${sizes.persons / 10} persons)`,

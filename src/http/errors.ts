@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   page_archived: 409,
+  person_identity_taken: 409,
+  account_exists: 409,
   idempotency_request_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
