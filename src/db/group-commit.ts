@@ -27,7 +27,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  *   would without batching; later ones see what earlier ones wrote.
  *
  * Like any SQLite transaction here, work must use only the connection it is given (awaiting
- * another transaction from inside one would wait forever).
+ * another transaction from inside one would wait forever) and must not wait on anything slow
+ * (network, image processing): the whole batch, and every other query, waits with it.
  */
 export class SqliteGroupCommit {
   readonly #db: Kysely<DB>;
