@@ -8,88 +8,131 @@ import { insertPersonLogs, type NewPersonLogRow } from '../../src/modules/person
 import { insertPersons, type NewPersonRow } from '../../src/modules/persons/persons.queries.js';
 import type { BenchContext, BenchScenario } from '../lib.js';
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Donald', 'Edsger', 'Frances'];
-const FIRST_MORE = FIRST.flatMap((f) => ['', 'a', 'e', 'o', 'y'].map((s) => `${f}${s}`)); // 50
-const LAST = Array.from({ length: 400 }, (_, i) => `Surname${i.toString(36)}q`);
 const CHUNK = 500;
 
-interface Seeded {
-  personIds: string[];
-  emails: string[];
-  accountIds: string[];
-  domains: string[];
+/** mulberry32: a small deterministic PRNG, so every run seeds the same data. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!,
+  };
 }
 
-const domainOf = (i: number) => `company${i}.example`;
+const SYLLABLES = (
+  'ka lo mi ra ten vor bel do na shi gar ri mon tal ve zu pe cor lin sa tro fen qui dal mor ex vi po an ' +
+  'stel wyn har bro ni gle op ju mar ole sen ta kir ev da us len fa ro be go hu ly nes ter ach im'
+).split(' ');
+const TLDS = ['com', 'com', 'com', 'com', 'io', 'net', 'de', 'co.uk', 'fr', 'nl'];
+const FREE_MAIL = ['gmail.com', 'outlook.com', 'yahoo.com'];
 
-/** Bulk-seeds a tenant straight into the tables (the API would take minutes for this). */
-async function seed(scope: TenantScope, sizes: { persons: number; accounts: number; logs: number }): Promise<Seeded> {
-  const now = new Date().toISOString();
-  const out: Seeded = { personIds: [], emails: [], accountIds: [], domains: [] };
-  await scope.transaction(async (tx) => {
-    let accounts = [];
-    for (let i = 0; i < sizes.accounts; i++) {
-      const id = newId('account');
-      out.accountIds.push(id);
-      out.domains.push(domainOf(i));
-      accounts.push({
-        id,
-        domain: domainOf(i),
-        name: `Company ${i}`,
-        created_at: now,
-        updated_at: now,
-        latest_activity_at: null,
-      });
-      if (accounts.length === CHUNK) await insertAccounts(tx, accounts.splice(0));
+/**
+ * A tenant's worth of people as a CRM holds them: names, work emails at company domains (10% at
+ * free-mail providers), a third with phone numbers. Built from syllables with a fixed seed, so
+ * text is as varied as real names and domains (a search index sees realistic trigrams).
+ */
+function generate(sizes: { persons: number; accounts: number }, seed: number) {
+  const r = prng(seed);
+  const word = (min: number, max: number) => {
+    const n = min + r.int(max - min + 1);
+    return Array.from({ length: n }, () => r.pick(SYLLABLES)).join('');
+  };
+  const title = (w: string) => w[0]!.toUpperCase() + w.slice(1);
+  const firsts = Array.from({ length: 400 }, () => title(word(2, 3)));
+  const lasts = Array.from({ length: 5000 }, () => title(word(2, 4)));
+  const domains = new Set<string>();
+  while (domains.size < sizes.accounts) domains.add(`${word(2, 3)}.${r.pick(TLDS)}`);
+  const domainList = [...domains];
+  const emails = new Set<string>();
+  const phones = new Set<string>();
+  const persons = Array.from({ length: sizes.persons }, (_, i) => {
+    const first = r.pick(firsts);
+    const last = r.pick(lasts);
+    const domain = r.next() < 0.1 ? r.pick(FREE_MAIL) : r.pick(domainList);
+    let email = `${first}.${last}@${domain}`.toLowerCase();
+    if (emails.has(email)) email = `${first}.${last}${i}@${domain}`.toLowerCase();
+    emails.add(email);
+    let phone: string | null = null;
+    if (r.next() < 0.33) {
+      do phone = `+${1 + r.int(9)}${String(r.int(1e10)).padStart(10, '0')}`;
+      while (phones.has(phone));
+      phones.add(phone);
     }
-    if (accounts.length) await insertAccounts(tx, accounts);
-    accounts = [];
+    return { name: `${first} ${last}`, last, email, domain, phone, slug: `${first}-${last}-${i}`.toLowerCase() };
+  });
+  return { domains: domainList, persons };
+}
 
-    let persons: NewPersonRow[] = [];
-    for (let i = 0; i < sizes.persons; i++) {
-      const id = newId('person');
-      const first = FIRST_MORE[i % FIRST_MORE.length]!;
-      const last = LAST[Math.floor(i / FIRST_MORE.length) % LAST.length]!;
-      const freeMail = i % 10 === 0;
-      const domain = freeMail ? 'gmail.com' : domainOf(i % sizes.accounts);
-      const email = `${first}.${last}.${i}@${domain}`.toLowerCase();
-      out.personIds.push(id);
-      out.emails.push(email);
-      persons.push({
-        id,
-        name: `${first} ${last}`,
-        email,
-        email_normalized: email,
+type Generated = ReturnType<typeof generate>;
+
+interface Seeded extends Generated {
+  personIds: string[];
+  accountIds: string[];
+}
+
+/** Bulk-seeds a tenant straight into the tables (the API would take many minutes for this). */
+async function seed(scope: TenantScope, sizes: { persons: number; accounts: number; logs: number }): Promise<Seeded> {
+  const data = generate(sizes, 20261122);
+  const now = new Date().toISOString();
+  const accountIds = data.domains.map(() => newId('account'));
+  const personIds = data.persons.map(() => newId('person'));
+  const free = new Set(FREE_MAIL);
+  await scope.transaction(async (tx) => {
+    for (let i = 0; i < data.domains.length; i += CHUNK) {
+      await insertAccounts(
+        tx,
+        data.domains.slice(i, i + CHUNK).map((domain, k) => ({
+          id: accountIds[i + k]!,
+          domain,
+          name: domain.split('.')[0]!.toUpperCase(),
+          created_at: now,
+          updated_at: now,
+          latest_activity_at: null,
+        })),
+      );
+    }
+    for (let i = 0; i < data.persons.length; i += CHUNK) {
+      const rows: NewPersonRow[] = data.persons.slice(i, i + CHUNK).map((p, k) => ({
+        id: personIds[i + k]!,
+        name: p.name,
+        email: p.email,
+        email_normalized: p.email,
         domain: null,
-        phone_number: i % 3 === 0 ? `+1555${String(i).padStart(7, '0')}` : null,
+        phone_number: p.phone,
         social_profile_url: null,
         social_profile_normalized: null,
-        slug: `${first}-${last}-${i}`.toLowerCase(),
-        account_domain: freeMail ? null : domain,
+        slug: p.slug,
+        account_domain: free.has(p.domain) ? null : p.domain,
         created_at: now,
         updated_at: now,
-      });
-      if (persons.length === CHUNK) await insertPersons(tx, persons.splice(0));
+      }));
+      await insertPersons(tx, rows);
     }
-    if (persons.length) await insertPersons(tx, persons);
-    persons = [];
-
-    const logs: NewPersonLogRow[] = [];
     const payload = json({ form: 'pricing', utm: { source: 'bench' } });
-    for (let i = 0; i < sizes.logs; i++) {
-      logs.push({
-        id: newId('personLog'),
-        person_id: out.personIds[(i * 7919) % out.personIds.length]!,
-        source: 'seed',
-        type: 'webhook',
-        payload,
-        created_at: now,
-      });
-      if (logs.length === CHUNK) await insertPersonLogs(tx, logs.splice(0));
+    for (let i = 0; i < sizes.logs; i += CHUNK) {
+      const rows: NewPersonLogRow[] = [];
+      for (let k = i; k < Math.min(i + CHUNK, sizes.logs); k++) {
+        rows.push({
+          id: newId('personLog'),
+          person_id: personIds[(k * 7919) % personIds.length]!,
+          source: 'seed',
+          type: 'webhook',
+          payload,
+          created_at: now,
+        });
+      }
+      await insertPersonLogs(tx, rows);
     }
-    if (logs.length) await insertPersonLogs(tx, logs);
   });
-  return out;
+  return { ...data, personIds, accountIds };
 }
 
 async function count(ctx: BenchContext, tenantId: string, table: 'persons' | 'person_logs') {
@@ -99,9 +142,24 @@ async function count(ctx: BenchContext, tenantId: string, table: 'persons' | 'pe
   return Number(row.rows[0]!.n);
 }
 
+/** What people type to find someone: a surname, a full name, a company domain, a phone number. */
+function searchPaths(data: Seeded): string[] {
+  const sample = Array.from({ length: 60 }, (_, k) => data.persons[(k * 7919) % data.persons.length]!);
+  const terms = [
+    ...sample.slice(0, 15).map((p) => p.last),
+    ...sample.slice(15, 30).map((p) => p.name),
+    ...sample.slice(30, 45).map((p) => p.domain),
+    ...sample
+      .slice(45)
+      .map((p) => p.phone ?? p.email)
+      .slice(0, 15),
+  ];
+  return terms.map((term) => `/v0/persons/search?query=${encodeURIComponent(term)}`);
+}
+
 /**
  * Persons, person logs and accounts: one tenant of 100,000 persons, 20,000 accounts and 500,000
- * log entries (10× fewer with BENCH_QUICK=1), and one of 10,000 persons to see search scale.
+ * log entries (10× fewer with BENCH_QUICK=1), and one 10× smaller to see how search scales.
  */
 export const personsScenario: BenchScenario = {
   name: 'persons',
@@ -113,7 +171,11 @@ export const personsScenario: BenchScenario = {
     let started = Date.now();
     const data = await seed(large.scope, sizes);
     const seedSeconds = (Date.now() - started) / 1000;
-    await seed(small.scope, { persons: sizes.persons / 10, accounts: sizes.accounts / 10, logs: sizes.logs / 10 });
+    const smallData = await seed(small.scope, {
+      persons: sizes.persons / 10,
+      accounts: sizes.accounts / 10,
+      logs: sizes.logs / 10,
+    });
     console.log(
       `  seeded ${sizes.persons} persons, ${sizes.accounts} accounts, ${sizes.logs} log entries in ${seedSeconds.toFixed(1)} s`,
     );
@@ -123,7 +185,7 @@ export const personsScenario: BenchScenario = {
     const repeated = Array.from({ length: 200 }, (_, k) => ({
       source: 'crm',
       type: 'contact-updated',
-      email: data.emails[k * 13]!,
+      email: data.persons[k * 13]!.email,
       payload: { k },
       idempotencyKey: `repeat-${run}-${k}`,
     }));
@@ -134,7 +196,7 @@ export const personsScenario: BenchScenario = {
         return {
           source: 'web-form',
           type: 'form-submitted',
-          email: data.emails[(i * 31) % data.emails.length],
+          email: data.persons[(i * 31) % data.persons.length]!.email,
           payload: { form: 'pricing', i },
           idempotencyKey: key,
         };
@@ -142,7 +204,7 @@ export const personsScenario: BenchScenario = {
       return {
         source: 'enrichment',
         name: `New Person ${i}`,
-        email: `new.${run}.${i}@${domainOf(i % sizes.accounts)}`,
+        email: `new.${run}.${i}@${data.domains[i % data.domains.length]}`,
         payload: { title: 'Engineer', i },
         idempotencyKey: key,
       };
@@ -179,23 +241,16 @@ export const personsScenario: BenchScenario = {
     const personPaths = data.personIds.filter((_, i) => i % 97 === 0).map((id) => `/v0/persons/${id}`);
     await ctx.load({ name: 'GET /v0/persons/{id}', path: '', paths: personPaths, apiKey: large.apiKey });
 
-    // What people type to find someone: a surname, a full name, a company domain, a phone number.
-    const terms = [
-      ...LAST.slice(0, 20),
-      ...Array.from({ length: 10 }, (_, i) => `${FIRST_MORE[i * 3]} ${LAST[i * 7]}`),
-      ...Array.from({ length: 10 }, (_, i) => domainOf(i * 37)),
-      ...Array.from({ length: 10 }, (_, i) => `+1555${String(i * 333).padStart(7, '0')}`),
-    ].map((term) => `/v0/persons/search?query=${encodeURIComponent(term)}`);
     await ctx.load({
       name: `GET /v0/persons/search (${sizes.persons / 10} persons)`,
       path: '',
-      paths: terms,
+      paths: searchPaths(smallData),
       apiKey: small.apiKey,
     });
     await ctx.load({
       name: `GET /v0/persons/search (${sizes.persons} persons)`,
       path: '',
-      paths: terms,
+      paths: searchPaths(data),
       apiKey: large.apiKey,
     });
 
