@@ -12,6 +12,7 @@ import {
   type UpdateResult,
 } from 'kysely';
 import type { Engine } from './connect.js';
+import { searchSource } from './dialect.js';
 import { groupCommitFor } from './group-commit.js';
 import type { DB, TenantTable } from './schema.js';
 
@@ -39,6 +40,20 @@ export class TenantScope {
     return (this.db.selectFrom(table) as unknown as SelectQueryBuilder<DB, TenantTable, {}>).where(
       this.#owned(table),
     ) as unknown as SelectQueryBuilder<DB, T, {}>;
+  }
+
+  /**
+   * Like `selectFrom`, for a query filtered with `substringMatch`: lets the database drive the
+   * query from its search index (see `searchSource` in dialect.ts).
+   */
+  searchFrom<T extends TenantTable>(table: T, query: string): SelectQueryBuilder<DB, T, {}> {
+    return (
+      this.db.selectFrom(searchSource(this.engine, table, query) as T) as unknown as SelectQueryBuilder<
+        DB,
+        TenantTable,
+        {}
+      >
+    ).where(this.#owned(table)) as unknown as SelectQueryBuilder<DB, T, {}>;
   }
 
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {

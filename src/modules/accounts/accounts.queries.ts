@@ -33,7 +33,7 @@ function withCount(eb: ExpressionBuilder<DB, 'accounts'>) {
 }
 
 function filtered(scope: TenantScope, emptyOnly: boolean, text: string | null) {
-  let query = scope.selectFrom('accounts');
+  let query = text === null ? scope.selectFrom('accounts') : scope.searchFrom('accounts', text);
   if (emptyOnly) query = query.where((eb) => eb.not(eb.exists(linked(eb).select(sql.lit(1).as('one')))));
   if (text !== null) query = query.where(substringMatch(scope.engine, 'accounts', ['domain', 'name'], text));
   return query;

@@ -71,7 +71,7 @@ export async function updatePerson(scope: TenantScope, personId: string, changes
 
 export async function searchPersons(scope: TenantScope, text: string, page: PageRequest) {
   let query = scope
-    .selectFrom('persons')
+    .searchFrom('persons', text)
     .select(PERSON_COLUMNS)
     .where(substringMatch(scope.engine, 'persons', ['name', 'email', 'domain', 'phone_number'], text));
   if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));

@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { ENGINE, problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { substringMatch } from '../../db/dialect.js';
 import { makePerson, rowCounts } from '../../../test/factories/persons.js';
 
 let t: TestApp;
@@ -194,6 +196,27 @@ describe('GET /v0/persons/search', () => {
     for (let i = 0; i < 3; i++) await makePerson(t, tenant, { name: `Cursor ${i}` });
     const cursor = (await search(tenant, 'query=cursor&limit=1')).json().nextCursor;
     expect((await search(tenant, `query=other&cursor=${cursor}`)).statusCode).toBe(400);
+  });
+
+  it.runIf(ENGINE === 'sqlite')('looks up the matching rows instead of walking the tenant (query plan)', async () => {
+    const plan = async (text: string) => {
+      const query = alice.scope
+        .searchFrom('persons', text)
+        .select('persons.id')
+        .where(substringMatch('sqlite', 'persons', ['name', 'email', 'domain', 'phone_number'], text))
+        .orderBy('persons.id', 'desc')
+        .limit(21)
+        .compile();
+      const explained = await sql
+        .raw(`explain query plan ${query.sql.replace(/\?/g, "'x'")}`)
+        .execute(t.database.kysely);
+      return (explained.rows as { detail: string }[]).map((r) => r.detail).join(' | ');
+    };
+    const trigram = await plan('quark');
+    expect(trigram).toContain('USING INTEGER PRIMARY KEY');
+    expect(trigram).not.toContain('persons_tenant');
+    // Too short for trigrams: a LIKE scan of the tenant's own rows, through its index.
+    expect(await plan('q')).toContain('persons_tenant');
   });
 
   it('nothing written by reads', async () => {
