@@ -2,7 +2,14 @@ import type { BenchScenario } from '../lib.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { pagesScenario } from './pages.js';
+import { personsScenario } from './persons.js';
 import { webhooksScenario } from './webhooks.js';
 
 /** Every bench scenario, run in this order by `npm run bench` (or pick with BENCH_ONLY=pages,…). */
-export const scenarios: BenchScenario[] = [pagesScenario, audiencesScenario, assetsScenario, webhooksScenario];
+export const scenarios: BenchScenario[] = [
+  pagesScenario,
+  personsScenario,
+  audiencesScenario,
+  assetsScenario,
+  webhooksScenario,
+];

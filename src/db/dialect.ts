@@ -39,6 +39,22 @@ export function substringMatch(engine: Engine, table: string, columns: string[],
 }
 
 /**
+ * The FROM item of a search that filters with `substringMatch`. On SQLite the planner prefers
+ * walking the tenant's index in order and testing every row against the FTS match (cheap when
+ * matches are common, a walk over the whole tenant when they are rare, which is the usual case
+ * of "find this person"); `NOT INDEXED` leaves it only the plan that looks up the matching rows
+ * by rowid, so the cost follows the number of matches, not the size of the tenant. The derived
+ * table is flattened by SQLite and keeps the table's name, so the query reads as usual. (The
+ * price: a query matching a large share of the tenant sorts all its matches.)
+ */
+export function searchSource<T extends string>(engine: Engine, table: T, query: string) {
+  // Queries too short for the trigram index are LIKE scans: those need the tenant's index.
+  return engine === 'sqlite' && [...query].length >= TRIGRAM_MIN_LENGTH
+    ? sql`(select * from ${sql.table(table)} not indexed)`.as(table)
+    : table;
+}
+
+/**
  * Row locks for read-modify-write. On SQLite every writing transaction already holds the
  * database's write lock from its first statement (`begin immediate`), so there is nothing to add.
  */

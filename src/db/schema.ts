@@ -297,11 +297,55 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+export interface PersonsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** As given (trimmed); `email_normalized` (lowercase) is the unique identity. */
+  email: string | null;
+  email_normalized: string | null;
+  /** Canonical domain (lib/domain-name.ts). */
+  domain: string | null;
+  /** E.164; unique per tenant. */
+  phone_number: string | null;
+  social_profile_url: string | null;
+  social_profile_normalized: string | null;
+  slug: string;
+  /** The canonical domain of the account this person belongs to (its domain, else its work email's). */
+  account_domain: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PersonLogsTable {
+  id: string;
+  tenant_id: string;
+  person_id: string;
+  source: string;
+  type: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface AccountsTable {
+  id: string;
+  tenant_id: string;
+  /** Canonical domain, unique per tenant. */
+  domain: string;
+  name: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  latest_activity_at: Timestamp | null;
+}
+
 export interface DB {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
+  persons: PersonsTable;
+  person_logs: PersonLogsTable;
+  accounts: AccountsTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
   files: FilesTable;

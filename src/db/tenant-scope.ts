@@ -12,6 +12,8 @@ import {
   type UpdateResult,
 } from 'kysely';
 import type { Engine } from './connect.js';
+import { searchSource } from './dialect.js';
+import { groupCommitFor } from './group-commit.js';
 import type { DB, TenantTable } from './schema.js';
 
 type WithoutTenant<T extends TenantTable> = Omit<Insertable<DB[T]>, 'tenant_id'>;
@@ -40,6 +42,20 @@ export class TenantScope {
     ) as unknown as SelectQueryBuilder<DB, T, {}>;
   }
 
+  /**
+   * Like `selectFrom`, for a query filtered with `substringMatch`: lets the database drive the
+   * query from its search index (see `searchSource` in dialect.ts).
+   */
+  searchFrom<T extends TenantTable>(table: T, query: string): SelectQueryBuilder<DB, T, {}> {
+    return (
+      this.db.selectFrom(searchSource(this.engine, table, query) as T) as unknown as SelectQueryBuilder<
+        DB,
+        TenantTable,
+        {}
+      >
+    ).where(this.#owned(table)) as unknown as SelectQueryBuilder<DB, T, {}>;
+  }
+
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
     return (
       this.db.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>
@@ -63,10 +79,15 @@ export class TenantScope {
 
   /**
    * Runs `work` in one transaction (joining the current one if there is one). On SQLite it
-   * begins with `begin immediate`, so writers queue for the lock instead of failing midway.
+   * begins with `begin immediate`, so writers queue for the lock instead of failing midway, and
+   * concurrent transactions share one commit (group commit, see group-commit.ts): each is
+   * isolated in a savepoint and resolves only once its batch is durable.
    */
   async transaction<R>(work: (scope: TenantScope) => Promise<R>): Promise<R> {
     if (this.inTransaction) return work(this);
+    if (this.engine === 'sqlite') {
+      return groupCommitFor(this.db).run((db) => work(new TenantScope(db, this.engine, this.tenantId, true)));
+    }
     return this.db.transaction().execute((trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
   }
 }

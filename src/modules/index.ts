@@ -1,3 +1,4 @@
+import { accountsModule } from './accounts/index.js';
 import { assetsModule } from './assets/index.js';
 import { filesModule } from './files/index.js';
 import type { ServiceModule } from './module.js';
@@ -5,6 +6,8 @@ import { audienceSessionsModule } from './audience-sessions/index.js';
 import { audiencesModule } from './audiences/index.js';
 import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
+import { personLogsModule } from './person-logs/index.js';
+import { personsModule } from './persons/index.js';
 import { tenantsModule } from './tenants/index.js';
 import { topicsModule } from './topics/index.js';
 import { webhooksModule } from './webhooks/index.js';
@@ -16,6 +19,9 @@ import { webhooksModule } from './webhooks/index.js';
 export const modules: ServiceModule[] = [
   tenantsModule,
   pagesModule,
+  personsModule,
+  personLogsModule,
+  accountsModule,
   audiencesModule,
   audienceSessionsModule,
   pageLinksModule,

@@ -1,5 +1,6 @@
 import type { Migration } from './column-types.js';
 import * as m0001 from './0001-foundation.js';
+import * as m0002 from './0002-persons-accounts.js';
 import * as m0003 from './0003-audiences.js';
 import * as m0004 from './0004-assets-topics.js';
 import * as m0005 from './0005-webhooks.js';
@@ -10,6 +11,7 @@ import * as m0005 from './0005-webhooks.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-persons-accounts': m0002,
   '0003-audiences': m0003,
   '0004-assets-topics': m0004,
   '0005-webhooks': m0005,

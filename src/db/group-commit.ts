@@ -1,0 +1,121 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from './schema.js';
+
+type Work = (db: Kysely<DB>) => Promise<unknown>;
+
+interface Job {
+  work: Work;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Group commit for SQLite. A durable commit (synchronous=FULL) costs an fsync, and SQLite has one
+ * writer at a time, so committing each request's transaction on its own caps writes at the
+ * disk's fsync rate. Instead, the transactions that queue up while one batch runs become the
+ * next batch: one `begin immediate … commit` around all of them, each inside its own SAVEPOINT.
+ *
+ * - A transaction that fails is rolled back to its savepoint: nothing it wrote persists, and the
+ *   others in the batch are unaffected.
+ * - Callers learn their outcome only after the batch's commit returned, so an acknowledged write
+ *   is durable. If the batch as a whole fails (commit error, or the transaction was lost), every
+ *   caller in it gets the error: none of them was committed.
+ * - Transactions of one batch run one after the other on the one connection, exactly as they
+ *   would without batching; later ones see what earlier ones wrote.
+ *
+ * Like any SQLite transaction here, work must use only the connection it is given (awaiting
+ * another transaction from inside one would wait forever) and must not wait on anything slow
+ * (network, image processing): the whole batch, and every other query, waits with it.
+ */
+export class SqliteGroupCommit {
+  readonly #db: Kysely<DB>;
+  readonly #maxBatch: number;
+  #queue: Job[] = [];
+  #draining = false;
+  /** Batches committed so far (for tests and diagnostics). */
+  batches = 0;
+
+  constructor(db: Kysely<DB>, maxBatch = 256) {
+    this.#db = db;
+    this.#maxBatch = maxBatch;
+  }
+
+  run<R>(work: (db: Kysely<DB>) => Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#draining) {
+        this.#draining = true;
+        void this.#drain();
+      }
+    });
+  }
+
+  /**
+   * Queries on better-sqlite3 complete synchronously, so a transaction never yields to the event
+   * loop and the commit blocks it: without a pause, every batch would hold one transaction.
+   * Waiting one event-loop turn before each batch lets every request that is ready (often all
+   * that arrived during the previous commit) reach the queue first.
+   */
+  async #drain() {
+    try {
+      do {
+        await nextTurn();
+        await this.#commit(this.#queue.splice(0, this.#maxBatch));
+      } while (this.#queue.length > 0);
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #commit(batch: Job[]) {
+    const outcomes: Outcome[] = [];
+    try {
+      await this.#db.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        try {
+          for (const job of batch) {
+            await sql`savepoint group_commit`.execute(conn);
+            try {
+              const value = await job.work(conn);
+              await sql`release savepoint group_commit`.execute(conn);
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              // Throws in turn if the transaction itself is gone; then the whole batch fails below.
+              await sql`rollback to savepoint group_commit`.execute(conn);
+              await sql`release savepoint group_commit`.execute(conn);
+              outcomes.push({ ok: false, error });
+            }
+          }
+          await sql`commit`.execute(conn);
+        } catch (error) {
+          await sql`rollback`.execute(conn).catch(() => {});
+          throw error;
+        }
+      });
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    this.batches++;
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) job.resolve(outcome.value);
+      else job.reject(outcome.error);
+    });
+  }
+}
+
+const committers = new WeakMap<Kysely<DB>, SqliteGroupCommit>();
+
+/** The group committer of a SQLite database (one per Kysely instance, i.e. per connection). */
+export function groupCommitFor(db: Kysely<DB>): SqliteGroupCommit {
+  let committer = committers.get(db);
+  if (committer === undefined) {
+    committer = new SqliteGroupCommit(db);
+    committers.set(db, committer);
+  }
+  return committer;
+}

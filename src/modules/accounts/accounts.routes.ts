@@ -1,0 +1,85 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { standardErrorResponses } from '../../http/schemas.js';
+import {
+  Account,
+  AccountCreateBody,
+  AccountList,
+  AccountListQuery,
+  AccountParams,
+  AccountSearchQuery,
+} from './accounts.schemas.js';
+import * as accounts from './accounts.service.js';
+
+export const accountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { pager, clock } = app.ctx;
+
+  app.post(
+    '/accounts',
+    {
+      schema: {
+        operationId: 'accounts.create',
+        tags: ['Accounts'],
+        summary: 'Create an account for a company domain',
+        body: AccountCreateBody,
+        response: { 201: Account, 409: { $ref: 'Problem' }, ...standardErrorResponses },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await accounts.createAccount(request.scope, clock, request.body)),
+  );
+
+  app.get(
+    '/accounts',
+    {
+      schema: {
+        operationId: 'accounts.list',
+        tags: ['Accounts'],
+        summary: 'List accounts, newest first',
+        querystring: AccountListQuery,
+        response: { 200: AccountList, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const emptyOnly = request.query.includeEmptyOnly === 'true';
+      const context = `accounts.list:${emptyOnly}`;
+      const page = pager.read(scope.tenantId, context, request.query);
+      const { items, totalCount } = await accounts.listAccounts(scope, page, { emptyOnly, text: null });
+      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.accountId], totalCount);
+    },
+  );
+
+  app.get(
+    '/accounts/search',
+    {
+      schema: {
+        operationId: 'accounts.search',
+        tags: ['Accounts'],
+        summary: 'Find accounts whose domain or name contains the query, newest first',
+        querystring: AccountSearchQuery,
+        response: { 200: AccountList, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const emptyOnly = request.query.includeEmptyOnly === 'true';
+      const context = `accounts.search:${emptyOnly}:${request.query.query}`;
+      const page = pager.read(scope.tenantId, context, request.query);
+      const { items, totalCount } = await accounts.listAccounts(scope, page, { emptyOnly, text: request.query.query });
+      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.accountId], totalCount);
+    },
+  );
+
+  app.get(
+    '/accounts/:account_id',
+    {
+      schema: {
+        operationId: 'accounts.get',
+        tags: ['Accounts'],
+        summary: 'Get an account with its linked persons',
+        params: AccountParams,
+        response: { 200: Account, ...standardErrorResponses },
+      },
+    },
+    async (request) => accounts.getAccount(request.scope, request.params.account_id),
+  );
+};

@@ -1,0 +1,91 @@
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { conflict, notFound, validationFailed } from '../../http/errors.js';
+import type { PageRequest } from '../../http/pagination.js';
+import { isoNow, type Clock } from '../../lib/clock.js';
+import { canonicalDomain } from '../../lib/domain-name.js';
+import { newId } from '../../lib/ids.js';
+import * as persons from '../persons/persons.queries.js';
+import { toPerson } from '../persons/persons.service.js';
+import * as q from './accounts.queries.js';
+import { ACCOUNT_LIMITS, type Account, type AccountCreateBody, type AccountSummary } from './accounts.schemas.js';
+
+type ListedRow = Awaited<ReturnType<typeof q.listAccounts>>[number];
+
+function toSummary(row: ListedRow): AccountSummary {
+  return {
+    accountId: row.id,
+    domain: row.domain,
+    name: row.name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    latestActivityAt: row.latest_activity_at,
+    linkedPersonsCount: Number(row.linked_persons_count),
+  };
+}
+
+async function toAccount(scope: TenantScope, row: q.AccountRow): Promise<Account> {
+  const [linked, count] = await Promise.all([
+    persons.linkedPersons(scope, row.domain, ACCOUNT_LIMITS.linkedPersons),
+    q.countLinkedPersons(scope, row.domain),
+  ]);
+  return {
+    accountId: row.id,
+    domain: row.domain,
+    name: row.name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    latestActivityAt: row.latest_activity_at,
+    linkedPersons: linked.map(toPerson),
+    linkedPersonsCount: count,
+  };
+}
+
+/**
+ * Creates an account for a canonical domain (docs/api.md, endpoint 12). The domain is unique in
+ * the tenant: a second account for the same company, in any spelling, is a 409
+ * `account_exists` naming the existing `accountId`. Persons already on that domain are linked at
+ * once, and their latest log entry is the account's `latestActivityAt`.
+ */
+export async function createAccount(scope: TenantScope, clock: Clock, body: AccountCreateBody): Promise<Account> {
+  const canonical = canonicalDomain(body.domain);
+  if (!canonical.ok) throw validationFailed('/body/domain', canonical.reason);
+  const domain = canonical.domain;
+
+  return scope.transaction(async (tx) => {
+    const now = isoNow(clock);
+    const row = {
+      id: newId('account'),
+      domain,
+      name: body.name ?? null,
+      created_at: now,
+      updated_at: now,
+      latest_activity_at: await q.latestActivityOfDomain(tx, domain),
+    };
+    if (!(await q.insertAccountIfNew(tx, row))) {
+      const existing = await q.findAccountByDomain(tx, domain);
+      throw conflict('account_exists', `An account for ${domain} already exists: ${existing?.id}.`, {
+        accountId: existing?.id,
+        domain,
+      });
+    }
+    return toAccount(tx, row);
+  });
+}
+
+export async function getAccount(scope: TenantScope, accountId: string): Promise<Account> {
+  const row = await q.findAccount(scope, accountId);
+  if (row === undefined) throw notFound('account', accountId);
+  return toAccount(scope, row);
+}
+
+export async function listAccounts(
+  scope: TenantScope,
+  page: PageRequest,
+  filter: { emptyOnly: boolean; text: string | null },
+) {
+  const [rows, totalCount] = await Promise.all([
+    q.listAccounts(scope, page, filter.emptyOnly, filter.text),
+    q.countAccounts(scope, filter.emptyOnly, filter.text),
+  ]);
+  return { items: rows.map(toSummary), totalCount };
+}

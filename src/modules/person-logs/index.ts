@@ -1,0 +1,9 @@
+import type { ServiceModule } from '../module.js';
+import { personLogsRoutes } from './person-logs.routes.js';
+import { personLogSchemas } from './person-logs.schemas.js';
+
+export const personLogsModule: ServiceModule = {
+  name: 'personLogs',
+  schemas: personLogSchemas,
+  routes: personLogsRoutes,
+};

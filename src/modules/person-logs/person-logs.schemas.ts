@@ -1,0 +1,48 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp } from '../../http/schemas.js';
+import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/persons.schemas.js';
+
+/** Limits the spec leaves open (docs/api.md, Person log entries). */
+export const PERSON_LOG_LIMITS = { payloadBytes: 64 * 1024 } as const;
+
+export const KEBAB_CASE = '^[a-z0-9]+(-[a-z0-9]+)*$';
+const Kebab = Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE });
+const strict = { additionalProperties: false } as const;
+
+export const PersonLogBody = Type.Object(
+  {
+    source: { ...Kebab, description: 'Where the entry comes from, e.g. `hubspot` or `web-form`.' },
+    type: Type.String({ ...Kebab, default: 'webhook', description: 'Kind of entry; `webhook` when omitted.' }),
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: `Any JSON object, at most ${PERSON_LOG_LIMITS.payloadBytes / 1024} KiB as JSON text.`,
+      },
+    ),
+    personId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    email: Type.Optional(PersonEmail),
+    phoneNumber: Type.Optional(PhoneNumber),
+    socialProfileUrl: Type.Optional(SocialProfileUrl),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    name: Type.Optional(PersonName),
+  },
+  strict,
+);
+
+export const PersonLogCreated = Type.Object(
+  {
+    personId: Type.String({ minLength: 1 }),
+    personLogId: Type.String({ minLength: 1 }),
+    createdAt: Timestamp,
+    createdPerson: Type.Boolean(),
+    source: Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE }),
+    type: Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE }),
+  },
+  { $id: 'PersonLogCreated', ...strict },
+);
+
+export type PersonLogBody = Static<typeof PersonLogBody>;
+export type PersonLogCreated = Static<typeof PersonLogCreated>;
+
+export const personLogSchemas = [PersonLogCreated];

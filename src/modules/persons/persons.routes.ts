@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { standardErrorResponses } from '../../http/schemas.js';
+import { Person, PersonParams, PersonPatchBody, PersonSearchQuery, PersonSearchResult } from './persons.schemas.js';
+import * as persons from './persons.service.js';
+
+export const personsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { pager, clock } = app.ctx;
+
+  app.get(
+    '/persons/search',
+    {
+      schema: {
+        operationId: 'persons.search',
+        tags: ['Persons'],
+        summary: 'Find persons whose name, email, domain or phone number contains the query, newest first',
+        querystring: PersonSearchQuery,
+        response: { 200: PersonSearchResult, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { scope } = request;
+      const context = `persons.search:${request.query.query}`;
+      const page = pager.read(scope.tenantId, context, request.query);
+      const items = await persons.searchPersons(scope, request.query.query, page);
+      return pager.envelope(scope.tenantId, context, page, items, (p) => [p.personId], null);
+    },
+  );
+
+  app.get(
+    '/persons/:person_id',
+    {
+      schema: {
+        operationId: 'persons.get',
+        tags: ['Persons'],
+        summary: 'Get a person',
+        params: PersonParams,
+        response: { 200: Person, ...standardErrorResponses },
+      },
+    },
+    async (request) => persons.getPerson(request.scope, request.params.person_id),
+  );
+
+  app.patch(
+    '/persons/:person_id',
+    {
+      schema: {
+        operationId: 'persons.patch',
+        tags: ['Persons'],
+        summary: 'Update a person',
+        params: PersonParams,
+        body: PersonPatchBody,
+        response: { 200: Person, 409: { $ref: 'Problem' }, ...standardErrorResponses },
+      },
+    },
+    async (request) => persons.patchPerson(request.scope, clock, request.params.person_id, request.body),
+  );
+};

@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Updateable } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { PersonsTable } from '../../db/schema.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
+import type { PageRequest } from '../../http/pagination.js';
+import { isoNow, type Clock } from '../../lib/clock.js';
+import { canonicalDomain } from '../../lib/domain-name.js';
+import { newId } from '../../lib/ids.js';
+import * as accounts from '../accounts/accounts.queries.js';
+import {
+  accountDomainOf,
+  normalizeEmail,
+  normalizeSocialProfileUrl,
+  slugBase,
+  type Normalized,
+} from './person-identity.js';
+import * as q from './persons.queries.js';
+import type { Person, PersonPatchBody } from './persons.schemas.js';
+
+export function toPerson(row: q.PersonRow): Person {
+  return {
+    personId: row.id,
+    name: row.name,
+    email: row.email,
+    domain: row.domain,
+    slug: row.slug,
+    phoneNumber: row.phone_number,
+    socialProfileUrl: row.social_profile_url,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function valid(result: Normalized, path: string): string {
+  if (!result.ok) throw validationFailed(path, result.reason);
+  return result.value;
+}
+
+function validDomain(input: string, path: string): string {
+  const result = canonicalDomain(input);
+  if (!result.ok) throw validationFailed(path, result.reason);
+  return result.domain;
+}
+
+export async function getPerson(scope: TenantScope, personId: string): Promise<Person> {
+  const row = await q.findPerson(scope, personId);
+  if (row === undefined) throw notFound('person', personId);
+  return toPerson(row);
+}
+
+export async function searchPersons(scope: TenantScope, text: string, page: PageRequest): Promise<Person[]> {
+  return (await q.searchPersons(scope, text, page)).map(toPerson);
+}
+
+/** The identities a request names, normalized; invalid ones are a 422 at their field. */
+export interface IdentityInput {
+  email?: string | undefined;
+  phoneNumber?: string | undefined;
+  socialProfileUrl?: string | undefined;
+}
+
+export function normalizeIdentity(input: IdentityInput): q.Identity {
+  return {
+    emailNormalized: input.email === undefined ? null : valid(normalizeEmail(input.email), '/body/email'),
+    phoneNumber: input.phoneNumber ?? null,
+    socialNormalized:
+      input.socialProfileUrl === undefined
+        ? null
+        : valid(normalizeSocialProfileUrl(input.socialProfileUrl), '/body/socialProfileUrl'),
+  };
+}
+
+const IDENTITY_FIELDS = [
+  { field: 'email', column: 'email_normalized', key: 'emailNormalized' },
+  { field: 'phoneNumber', column: 'phone_number', key: 'phoneNumber' },
+  { field: 'socialProfileUrl', column: 'social_profile_normalized', key: 'socialNormalized' },
+] as const;
+
+/**
+ * PATCH semantics (docs/api.md, endpoint 10): absent fields are unchanged, `null` clears; email,
+ * phone number and social profile stay unique in the tenant (409 `person_identity_taken` names
+ * the person holding it); the slug never changes. Changing domain or email re-links the person to
+ * the account of its new domain at once.
+ */
+export async function patchPerson(
+  scope: TenantScope,
+  clock: Clock,
+  personId: string,
+  patch: PersonPatchBody,
+): Promise<Person> {
+  const next: Partial<Record<keyof PersonsTable, string | null>> = {};
+  if (patch.name !== undefined) next.name = patch.name;
+  if (patch.email !== undefined) {
+    next.email = patch.email === null ? null : patch.email.trim();
+    next.email_normalized = patch.email === null ? null : valid(normalizeEmail(patch.email), '/body/email');
+  }
+  if (patch.domain !== undefined)
+    next.domain = patch.domain === null ? null : validDomain(patch.domain, '/body/domain');
+  if (patch.phoneNumber !== undefined) next.phone_number = patch.phoneNumber;
+  if (patch.socialProfileUrl !== undefined) {
+    next.social_profile_url = patch.socialProfileUrl === null ? null : patch.socialProfileUrl.trim();
+    next.social_profile_normalized =
+      patch.socialProfileUrl === null
+        ? null
+        : valid(normalizeSocialProfileUrl(patch.socialProfileUrl), '/body/socialProfileUrl');
+  }
+
+  return scope.transaction(async (tx) => {
+    const row = await q.findPerson(tx, personId);
+    if (row === undefined) throw notFound('person', personId);
+
+    const changes: Updateable<PersonsTable> = {};
+    for (const [column, value] of Object.entries(next) as [keyof PersonsTable, string | null][]) {
+      if (row[column as keyof q.PersonRow] !== value) (changes as Record<string, unknown>)[column] = value;
+    }
+    if (Object.keys(changes).length === 0) return toPerson(row);
+
+    const identity: q.Identity = {
+      emailNormalized: changes.email_normalized ?? null,
+      phoneNumber: changes.phone_number ?? null,
+      socialNormalized: changes.social_profile_normalized ?? null,
+    };
+    if (identity.emailNormalized ?? identity.phoneNumber ?? identity.socialNormalized) {
+      for (const other of await q.findByIdentity(tx, identity)) {
+        if (other.id === row.id) continue;
+        const taken = IDENTITY_FIELDS.find((f) => identity[f.key] !== null && other[f.column] === identity[f.key])!;
+        throw conflict(
+          'person_identity_taken',
+          `Another person (${other.id}) already has this ${taken.field}; a person's email, phone number and social profile are unique.`,
+          { personId: other.id, field: taken.field },
+        );
+      }
+    }
+
+    const accountDomain = accountDomainOf({
+      domain: next.domain !== undefined ? next.domain : row.domain,
+      email_normalized: next.email_normalized !== undefined ? next.email_normalized : row.email_normalized,
+    });
+    if (accountDomain !== row.account_domain) changes.account_domain = accountDomain;
+    changes.updated_at = isoNow(clock);
+    await q.updatePerson(tx, personId, changes);
+
+    if (changes.account_domain) {
+      // The person's history comes along to its new account.
+      const latest = await q.latestLogAt(tx, personId);
+      if (latest !== null) await accounts.recordActivity(tx, changes.account_domain, latest);
+    }
+    return toPerson((await q.findPerson(tx, personId))!);
+  });
+}
+
+export interface ResolveInput extends IdentityInput {
+  personId?: string | undefined;
+  name?: string | undefined;
+}
+
+const SLUG_ATTEMPTS = 5;
+
+/**
+ * Finds or creates the person a log entry is about (docs/api.md, endpoint 11): `personId` names
+ * it; otherwise the first person matching the email, then the phone number, then the social
+ * profile; otherwise a new one. A matched person only gains the identities it lacks (never
+ * overwritten, never taken from another person). Must run inside a transaction.
+ */
+export async function resolvePerson(
+  tx: TenantScope,
+  clock: Clock,
+  input: ResolveInput,
+  identity: q.Identity,
+): Promise<{ person: q.PersonRow; created: boolean }> {
+  let candidates: q.PersonRow[] | null = null;
+  const lookup = async () => (candidates ??= await q.findByIdentity(tx, identity));
+  const hasIdentity = identity.emailNormalized ?? identity.phoneNumber ?? identity.socialNormalized;
+
+  let person: q.PersonRow | undefined;
+  if (input.personId !== undefined) {
+    person = await q.findPerson(tx, input.personId);
+    if (person === undefined)
+      throw validationFailed('/body/personId', 'must be the id of an existing person of this tenant');
+  } else {
+    if (!hasIdentity) {
+      throw new AppError(
+        'validation_failed',
+        'The request does not say which person the entry is about: send personId, email, phoneNumber or socialProfileUrl.',
+        [{ path: '/body', message: 'must include personId, email, phoneNumber or socialProfileUrl' }],
+      );
+    }
+    person = pick(await lookup(), identity);
+    if (person === undefined) {
+      const created = await createPerson(tx, clock, input, identity);
+      if (created.created) return created;
+      candidates = null;
+      person = created.person;
+    }
+  }
+
+  if (hasIdentity) await fillMissingIdentities(tx, clock, person, input, identity, await lookup());
+  return { person, created: false };
+}
+
+function pick(candidates: q.PersonRow[], identity: q.Identity): q.PersonRow | undefined {
+  for (const f of IDENTITY_FIELDS) {
+    const value = identity[f.key];
+    if (value === null) continue;
+    const found = candidates.find((c) => c[f.column] === value);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+async function createPerson(
+  tx: TenantScope,
+  clock: Clock,
+  input: ResolveInput,
+  identity: q.Identity,
+): Promise<{ person: q.PersonRow; created: boolean }> {
+  const now = isoNow(clock);
+  const base = slugBase(input);
+  const email = input.email?.trim() ?? null;
+  const row = {
+    id: newId('person'),
+    name: input.name ?? email ?? input.phoneNumber ?? input.socialProfileUrl!.trim(),
+    email,
+    email_normalized: identity.emailNormalized,
+    domain: null,
+    phone_number: identity.phoneNumber,
+    social_profile_url: input.socialProfileUrl?.trim() ?? null,
+    social_profile_normalized: identity.socialNormalized,
+    slug: base,
+    account_domain: accountDomainOf({ domain: null, email_normalized: identity.emailNormalized }),
+    created_at: now,
+    updated_at: now,
+  };
+  for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
+    if (attempt > 0) row.slug = `${base}-${randomBytes(4).readUInt32BE().toString(36)}`;
+    if (await q.insertPersonIfNew(tx, row)) return { person: row, created: true };
+    // Either a concurrent request created this identity first (use that person), or the slug is taken.
+    const existing = pick(await q.findByIdentity(tx, identity), identity);
+    if (existing) return { person: existing, created: false };
+  }
+  throw new Error(`could not find a free slug for "${base}" after ${SLUG_ATTEMPTS} attempts`);
+}
+
+/** Gives a matched person the identities it lacks, unless another person already holds them. */
+async function fillMissingIdentities(
+  tx: TenantScope,
+  clock: Clock,
+  person: q.PersonRow,
+  input: ResolveInput,
+  identity: q.Identity,
+  candidates: q.PersonRow[],
+) {
+  const changes: Updateable<PersonsTable> = {};
+  const heldByOther = (column: (typeof IDENTITY_FIELDS)[number]['column'], value: string) =>
+    candidates.some((c) => c.id !== person.id && c[column] === value);
+  if (person.email_normalized === null && identity.emailNormalized !== null) {
+    if (!heldByOther('email_normalized', identity.emailNormalized)) {
+      changes.email = input.email!.trim();
+      changes.email_normalized = identity.emailNormalized;
+    }
+  }
+  if (person.phone_number === null && identity.phoneNumber !== null) {
+    if (!heldByOther('phone_number', identity.phoneNumber)) changes.phone_number = identity.phoneNumber;
+  }
+  if (person.social_profile_normalized === null && identity.socialNormalized !== null) {
+    if (!heldByOther('social_profile_normalized', identity.socialNormalized)) {
+      changes.social_profile_url = input.socialProfileUrl!.trim();
+      changes.social_profile_normalized = identity.socialNormalized;
+    }
+  }
+  if (Object.keys(changes).length === 0) return;
+  changes.updated_at = isoNow(clock);
+  const accountDomain = accountDomainOf({
+    domain: person.domain,
+    email_normalized: changes.email_normalized ?? person.email_normalized,
+  });
+  if (accountDomain !== person.account_domain) changes.account_domain = accountDomain;
+
+  // A concurrent request (PostgreSQL) may have given one of these to another person since we
+  // looked: then the fill is skipped rather than failing the log entry.
+  await sql`savepoint fill_identities`.execute(tx.db);
+  try {
+    await q.updatePerson(tx, person.id, changes);
+    await sql`release savepoint fill_identities`.execute(tx.db);
+    Object.assign(person, changes);
+  } catch (error) {
+    await sql`rollback to savepoint fill_identities`.execute(tx.db);
+    await sql`release savepoint fill_identities`.execute(tx.db);
+    if (!isUniqueViolation(error)) throw error;
+  }
+}
