@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processNextVersion } from '../../src/modules/audiences/generation.worker.js';
 import { makeAudience } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
+import { makePerson } from '../factories/persons.js';
 import { PUBLIC_ALIAS, startReceiver, subscribe, testEngine, type Receiver } from '../factories/webhooks.js';
 import { startTestApp, TestClock, type Tenant, type TestApp } from '../harness.js';
 
@@ -71,5 +72,39 @@ describe('page.version.* events end to end', () => {
     expect(forVersion.map((p) => p.type).sort()).toEqual([...all].sort());
     for (const p of forVersion) expect(p.data).toMatchObject({ audienceId, pageId });
     expect(bobReceiver.requests).toHaveLength(0);
+  });
+});
+
+describe('generation with person and account data', () => {
+  it('renders {{company}} and {{person}} from the audience’s person and their account', async () => {
+    const personId = await makePerson(t, alice, { email: 'jane@globex.example', name: 'Jane Doe' });
+    const account = await t.request(alice, {
+      method: 'POST',
+      url: '/v0/accounts',
+      payload: { domain: 'https://www.Globex.example/about', name: 'Globex Corporation' },
+    });
+    expect(account.statusCode).toBe(201);
+    const pageId = await makePage(alice.scope, t.clock, {
+      title: 'A plan for {{company}}',
+      actions: [{ purpose: 'Meet', buttonTitle: 'Hi {{person}}', actionType: 'link', url: 'https://example.com' }],
+    });
+    const { audienceId } = await makeAudience(alice.scope, t.clock, { pageId, personId });
+    const created = await t.request(alice, {
+      method: 'POST',
+      url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
+      payload: {},
+    });
+    const deps = { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }), notify: () => {} };
+    while ((await processNextVersion(deps)) !== null);
+    const row = await alice.scope
+      .selectFrom('audience_versions')
+      .select(['status', 'artifact'])
+      .where('id', '=', created.json().versionId)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('draft');
+    const content = (row.artifact as { content: Record<string, unknown> }).content;
+    expect(content.title).toBe('A plan for Globex Corporation');
+    expect((content.actions as { buttonTitle: string }[])[0]!.buttonTitle).toBe('Hi Jane Doe');
+    expect(content.person).toMatchObject({ personId, email: 'jane@globex.example', accountDomain: 'globex.example' });
   });
 });

@@ -6,7 +6,9 @@ import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { appendEvent, type EventType } from '../../outbox/events.js';
+import * as accountsQ from '../accounts/accounts.queries.js';
 import * as pagesQ from '../pages/pages.queries.js';
+import * as personsQ from '../persons/persons.queries.js';
 import * as q from './audiences.queries.js';
 import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
 import { audienceArchived, effectiveMetadata, pageArchived, toVersion, visiblePage } from './audiences.shared.js';
@@ -215,13 +217,22 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
       actionFormInstructionsOverride: audience.action_form_instructions_override,
       actionUrlOverride: audience.action_url_override,
     },
-    // Person and account data: the audience names its person; their details join here once the
-    // persons module is part of the service.
-    person:
-      audience.person_id === null
-        ? null
-        : { personId: audience.person_id, name: null, email: null, accountDomain: null },
+    person: audience.person_id === null ? null : await loadPerson(tx, audience.person_id),
     effectiveMetadata: effectiveMetadata(page.metadata, audience.metadata_override),
+  };
+}
+
+/** The audience's person and their account; a person deleted since is rendered as unknown. */
+async function loadPerson(tx: TenantScope, personId: string): Promise<GenerationInput['person']> {
+  const person = await personsQ.findPerson(tx, personId);
+  if (person === undefined) return { personId, name: null, email: null, accountDomain: null, accountName: null };
+  const account = person.account_domain ? await accountsQ.findAccountByDomain(tx, person.account_domain) : undefined;
+  return {
+    personId,
+    name: person.name,
+    email: person.email,
+    accountDomain: person.account_domain,
+    accountName: account?.name ?? null,
   };
 }
 

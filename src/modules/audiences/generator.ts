@@ -43,7 +43,14 @@ export interface GenerationInput {
     actionUrlOverride: string | null;
   };
   /** The person the audience addresses and their account, when known. */
-  person: { personId: string; name: string | null; email: string | null; accountDomain: string | null } | null;
+  person: {
+    personId: string;
+    name: string | null;
+    email: string | null;
+    accountDomain: string | null;
+    /** The name of the person's account (company), when the account exists and has one. */
+    accountName: string | null;
+  } | null;
   effectiveMetadata: Record<string, unknown>;
 }
 
@@ -77,7 +84,7 @@ export const templateGenerator: VersionGenerator = {
   async generate(input) {
     const { page, audience, person } = input;
     const values: Record<string, string> = {
-      company: person?.accountDomain ?? audience.effectiveName,
+      company: person?.accountName ?? person?.accountDomain ?? audience.effectiveName,
       name: audience.effectiveName,
       person: person?.name ?? audience.effectiveName,
     };
