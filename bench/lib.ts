@@ -72,7 +72,8 @@ export const CONNECTIONS = 32;
 /** Starts `node dist/main/server.js` against `dataDir`, resolves when it is listening. */
 export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [path.resolve('dist/main/server.js')], {
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, path.resolve('dist/main/server.js')], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,

@@ -8,6 +8,14 @@ export interface PageRequest {
   after: unknown[] | null;
 }
 
+/**
+ * How many rows to fetch for a page: one more than asked, to learn whether there is more; on the
+ * first page of a list that also counts exactly, the count tells, so the extra row is not needed.
+ */
+export function rowsToFetch(page: PageRequest, countsExactly: boolean): number {
+  return countsExactly && page.after === null ? page.limit : page.limit + 1;
+}
+
 export interface Envelope<T> {
   hasMore: boolean;
   items: T[];
@@ -36,7 +44,8 @@ export class Pager {
 
   /**
    * Builds the envelope from up to `limit + 1` fetched items: the extra one only says that
-   * there is more.
+   * there is more. On the first page, an exact `totalCount` says it as well, so a service that
+   * counts may fetch just `limit` rows there (see `rowsToFetch`).
    */
   envelope<T>(
     tenantId: string,
@@ -46,8 +55,9 @@ export class Pager {
     keyOf: (item: T) => unknown[],
     totalCount: number | null,
   ): Envelope<T> {
-    const hasMore = fetched.length > page.limit;
-    const items = hasMore ? fetched.slice(0, page.limit) : fetched;
+    const hasMore =
+      fetched.length > page.limit || (page.after === null && totalCount !== null && totalCount > fetched.length);
+    const items = fetched.length > page.limit ? fetched.slice(0, page.limit) : fetched;
     const last = items[items.length - 1];
     return {
       hasMore,

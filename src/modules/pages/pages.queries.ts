@@ -4,7 +4,7 @@ import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PagesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import { rowsToFetch, type PageRequest } from '../../http/pagination.js';
 
 const PAGE_COLUMNS = [
   'pages.id',
@@ -51,8 +51,9 @@ const countVisiblePages = preparedQuery((scope) =>
   visiblePages(scope).select((eb) => eb.fn.countAll<number>().as('count')),
 );
 
+/** The newest visible pages after the cursor. The caller counts exactly (countPages). */
 export async function listPages(scope: TenantScope, page: PageRequest) {
-  const limit = page.limit + 1;
+  const limit = rowsToFetch(page, true);
   return page.after
     ? nextPageOfPages(scope, { limit, afterId: String(page.after[0]) })
     : firstPageOfPages(scope, { limit });
@@ -64,7 +65,10 @@ export async function countPages(scope: TenantScope): Promise<number> {
 }
 
 export async function searchPages(scope: TenantScope, text: string, page: PageRequest) {
-  let query = visiblePages(scope)
+  // Driven from the search index (searchFrom), not by walking the tenant's pages.
+  let query = scope
+    .searchFrom('pages', text)
+    .where('pages.deleted_at', 'is', null)
     .select(['pages.id', 'pages.name', 'pages.audiences_count'])
     .where(substringMatch(scope.engine, 'pages', ['name'], text));
   if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
