@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type Tenant, type TestApp } from '../harness.js';
+
+/**
+ * Every operation of the OpenAPI document, fed malformed input: none may answer 5xx, and every
+ * refusal is a problem document. (Each resource's own tests check the exact codes.)
+ */
+let t: TestApp;
+let tenant: Tenant;
+let operations: { method: string; path: string; hasBody: boolean }[];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await t.createTenant();
+  const doc = (await t.request(null, { method: 'GET', url: '/openapi.json' })).json() as {
+    paths: Record<string, Record<string, { requestBody?: unknown }>>;
+  };
+  operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, hasBody: !!op.requestBody })),
+  );
+});
+afterAll(() => t.close());
+
+const ids = [
+  'x',
+  'page_01h00000000000000000000000',
+  '%00',
+  '..%2F..%2Fetc',
+  "'; drop table pages; --",
+  'ü'.repeat(150),
+];
+const bodies: unknown[] = [
+  {},
+  [],
+  'text',
+  42,
+  null,
+  { unknown: true },
+  { name: 'x'.repeat(100_000) },
+  { __proto__: { polluted: true } },
+  { constructor: { prototype: { polluted: true } } },
+  { limit: -1, cursor: 5, url: 'javascript:alert(1)', events: 'all', payload: [], domain: 'localhost' },
+];
+const queries = ['limit=0', 'limit=abc', 'cursor=garbage', `query=${'q'.repeat(5000)}`, 'startDate=yesterday', 'x=1'];
+
+describe('malformed input never causes a server error', () => {
+  it('covers the whole API', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('answers every operation with a 4xx problem, never 5xx', async () => {
+    const failures: string[] = [];
+    for (const op of operations) {
+      if (!op.path.startsWith('/v0')) continue;
+      for (const id of ids) {
+        const url = op.path.replace(/\{[^}]+\}/g, id);
+        const attempts = op.hasBody
+          ? bodies.map((body) => ({ payload: JSON.stringify(body), url }))
+          : queries.map((q) => ({ payload: undefined, url: `${url}?${q}` }));
+        for (const attempt of attempts) {
+          const res = await t.request(tenant, {
+            method: op.method as 'GET',
+            url: attempt.url,
+            payload: attempt.payload,
+            headers: attempt.payload === undefined ? {} : { 'content-type': 'application/json' },
+          });
+          if (
+            res.statusCode >= 500 ||
+            (res.statusCode >= 400 && !String(res.headers['content-type']).includes('problem+json'))
+          ) {
+            failures.push(
+              `${op.method} ${attempt.url.slice(0, 80)} ${attempt.payload?.slice(0, 60) ?? ''} → ${res.statusCode} ${res.body.slice(0, 120)}`,
+            );
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('does not let a body pollute prototypes', () => {
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+});
