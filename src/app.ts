@@ -11,6 +11,7 @@ import type { AppContext } from './http/context.js';
 import { Pager } from './http/pagination.js';
 import { registerApiKeyAuth } from './http/plugins/auth.js';
 import { registerMethodNotAllowed } from './http/plugins/method-not-allowed.js';
+import { registerNulGuard } from './http/plugins/nul-guard.js';
 import { registerProblemHandler } from './http/plugins/problem.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { Problem } from './http/schemas.js';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerProblemHandler(app);
   registerMethodNotAllowed(app);
+  registerNulGuard(app);
 
   await app.register(swagger, {
     openapi: {

@@ -219,7 +219,14 @@ export const personsScenario: BenchScenario = {
       body,
       apiKey: large.apiKey,
     });
-    // Every request carried a key, so entries written = keys stored, and each key names its entry.
+    // Requests still in flight when the load generator stops commit a moment later: wait until
+    // the count settles before checking. Every request carried a key, so entries written = keys
+    // stored, and each key names its entry.
+    for (let last = -1, now = 0; last !== now;) {
+      last = now;
+      await new Promise((r) => setTimeout(r, 300));
+      now = await count(ctx, large.tenantId, 'person_logs');
+    }
     const logsWritten = (await count(ctx, large.tenantId, 'person_logs')) - logsBefore;
     const personsCreated = (await count(ctx, large.tenantId, 'persons')) - personsBefore;
     const check = await sql<{ keys: number; entries: number; created: number }>`

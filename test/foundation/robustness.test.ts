@@ -40,6 +40,7 @@ const bodies: unknown[] = [
   { __proto__: { polluted: true } },
   { constructor: { prototype: { polluted: true } } },
   { limit: -1, cursor: 5, url: 'javascript:alert(1)', events: 'all', payload: [], domain: 'localhost' },
+  { name: 'nul\u0000here', title: '\u0000', source: 'a\u0000', domain: 'a\u0000.com', payload: { 'k\u0000': 1 } },
 ];
 const queries = ['limit=0', 'limit=abc', 'cursor=garbage', `query=${'q'.repeat(5000)}`, 'startDate=yesterday', 'x=1'];
 
@@ -76,6 +77,19 @@ describe('malformed input never causes a server error', () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  it('refuses the NUL character in URLs (400) and in body strings (422 at the field)', async () => {
+    const inUrl = await t.request(tenant, { method: 'GET', url: '/v0/persons/person%00x' });
+    expect(inUrl.statusCode).toBe(400);
+    expect(inUrl.json().code).toBe('bad_request');
+    const inBody = await t.request(tenant, {
+      method: 'POST',
+      url: '/v0/accounts',
+      payload: { domain: 'example.com', name: 'Acme\u0000Corp' },
+    });
+    expect(inBody.statusCode).toBe(422);
+    expect(inBody.json().errors).toEqual([{ path: '/body/name', message: 'must not contain the NUL character (\\u0000)' }]);
   });
 
   it('does not let a body pollute prototypes', () => {
