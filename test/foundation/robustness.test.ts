@@ -89,7 +89,9 @@ describe('malformed input never causes a server error', () => {
       payload: { domain: 'example.com', name: 'Acme\u0000Corp' },
     });
     expect(inBody.statusCode).toBe(422);
-    expect(inBody.json().errors).toEqual([{ path: '/body/name', message: 'must not contain the NUL character (\\u0000)' }]);
+    expect(inBody.json().errors).toEqual([
+      { path: '/body/name', message: 'must not contain the NUL character (\\u0000)' },
+    ]);
   });
 
   it('does not let a body pollute prototypes', () => {
