@@ -24,6 +24,8 @@ async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) 
  */
 export async function audiencesDemo(ctx: DemoContext) {
   const pageIds = (ctx.created.pages?.pageIds as string[] | undefined) ?? [];
+  // The persons demo runs first (modules/index.ts): each demo person gets audiences that address them.
+  const personIds = (ctx.created.persons?.personIds as string[] | undefined) ?? [];
   const audienceIds: string[] = [];
   const livePages = pageIds.slice(0, 5); // the last demo page is archived
   for (const [p, pageId] of livePages.entries()) {
@@ -32,6 +34,7 @@ export async function audiencesDemo(ctx: DemoContext) {
       const input: NewAudience = {
         pageId,
         ...person,
+        personId: personIds[i] ?? null,
         isNewPageAgent: i % 2 === 0,
         supplementaryContext: i === 0 ? 'Met at the SaaStr booth; interested in SSO.' : null,
         actionUrlOverride: i === 1 ? `https://northwind.example/book?ref=${person.personRouteKey}` : null,
