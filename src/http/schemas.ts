@@ -2,6 +2,9 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /** Shapes shared by every resource: timestamps, ids, the list envelope, pagination, problems. */
 
+/** Objects accept no property they do not declare (docs/api.md: unknown fields are rejected). */
+export const strict = { additionalProperties: false } as const;
+
 export const Timestamp = Type.String({
   format: 'date-time',
   description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z',

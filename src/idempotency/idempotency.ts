@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { json } from '../db/json.js';
@@ -14,6 +15,15 @@ export interface StoredResponse<T> {
   body: T;
   /** True when this is the stored result of an earlier request with the same key. */
   replayed: boolean;
+}
+
+/**
+ * Answers with the stored (or fresh) result; a replay carries `Idempotent-Replayed: true`, so a
+ * client can tell it got the first request's outcome.
+ */
+export function sendIdempotent(reply: FastifyReply, result: StoredResponse<unknown>): FastifyReply {
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(result.status).send(result.body);
 }
 
 /** A stable hash of a request body: the same JSON with keys in any order hashes the same. */

@@ -8,12 +8,11 @@ import {
   ResourceId,
   SearchText,
   Timestamp,
+  strict,
 } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Accounts). */
 export const ACCOUNT_LIMITS = { name: 255, domainInput: 2048, linkedPersons: 100 } as const;
-
-const strict = { additionalProperties: false } as const;
 
 const accountFields = {
   accountId: Type.String({ minLength: 1, pattern: '^account_[a-z0-9]{26}$' }),

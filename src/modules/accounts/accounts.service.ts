@@ -11,7 +11,8 @@ import { ACCOUNT_LIMITS, type Account, type AccountCreateBody, type AccountSumma
 
 type ListedRow = Awaited<ReturnType<typeof q.listAccounts>>[number];
 
-function toSummary(row: ListedRow): AccountSummary {
+/** The fields every account shape carries. */
+function accountFields(row: q.AccountRow) {
   return {
     accountId: row.id,
     domain: row.domain,
@@ -19,8 +20,11 @@ function toSummary(row: ListedRow): AccountSummary {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     latestActivityAt: row.latest_activity_at,
-    linkedPersonsCount: Number(row.linked_persons_count),
   };
+}
+
+function toSummary(row: ListedRow): AccountSummary {
+  return { ...accountFields(row), linkedPersonsCount: Number(row.linked_persons_count) };
 }
 
 async function toAccount(scope: TenantScope, row: q.AccountRow): Promise<Account> {
@@ -29,12 +33,7 @@ async function toAccount(scope: TenantScope, row: q.AccountRow): Promise<Account
     q.countLinkedPersons(scope, row.domain),
   ]);
   return {
-    accountId: row.id,
-    domain: row.domain,
-    name: row.name,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    latestActivityAt: row.latest_activity_at,
+    ...accountFields(row),
     linkedPersons: linked.map(toPerson),
     linkedPersonsCount: count,
   };

@@ -1,3 +1,4 @@
+import { sendIdempotent } from '../../idempotency/idempotency.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { standardErrorResponses } from '../../http/schemas.js';
@@ -31,9 +32,8 @@ export const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const result = await assets.createAsset(request.scope, clock, request.body, links(request));
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      else notify(ASSETS_CHANNEL);
-      return reply.code(result.status).send(result.body);
+      if (!result.replayed) notify(ASSETS_CHANNEL);
+      return sendIdempotent(reply, result);
     },
   );
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, ResourceId, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, ResourceId, Timestamp, strict, StringEnum } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Assets). */
 export const ASSET_LIMITS = { name: 255, purpose: 1000 } as const;
@@ -7,7 +7,6 @@ export const ASSET_LIMITS = { name: 255, purpose: 1000 } as const;
 export const ASSET_TYPES = ['image'] as const;
 export const LIFECYCLE_STATES = ['active', 'trashed', 'deleted'] as const;
 
-const strict = { additionalProperties: false } as const;
 const Reference = Type.String({ minLength: 1, maxLength: 200 });
 
 export const AssetCreateBody = Type.Object(
@@ -38,7 +37,7 @@ export const Asset = Type.Object(
     updatedAt: Timestamp,
     trashedAt: NullableTimestamp,
     deletedAt: NullableTimestamp,
-    lifecycleState: Type.Union(LIFECYCLE_STATES.map((s) => Type.Literal(s))),
+    lifecycleState: StringEnum(LIFECYCLE_STATES),
     downloadUrl: Nullable(Type.String({ description: 'Signed; valid for at least an hour.' })),
     previewDownloadUrl: Nullable(
       Type.String({ description: 'Signed 512 px WebP preview; null until the preview is ready.' }),

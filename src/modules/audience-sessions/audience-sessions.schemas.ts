@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Envelope, PaginationQuery, ResourceId, Timestamp } from '../../http/schemas.js';
-
-const strict = { additionalProperties: false } as const;
+import { Envelope, PaginationQuery, ResourceId, Timestamp, strict } from '../../http/schemas.js';
 
 export const AudienceSession = Type.Object(
   {

@@ -1,13 +1,19 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Envelope, Nullable, NullableTimestamp, PaginationQuery, ResourceId, Timestamp } from '../../http/schemas.js';
+import {
+  Envelope,
+  Nullable,
+  NullableTimestamp,
+  PaginationQuery,
+  ResourceId,
+  Timestamp,
+  strict,
+  StringEnum,
+} from '../../http/schemas.js';
 import { VERSION_STATUSES } from './version-lifecycle.js';
 
-const strict = { additionalProperties: false } as const;
-
-export const VersionStatus = Type.Union(
-  VERSION_STATUSES.map((s) => Type.Literal(s)),
-  { description: 'See docs/audience-versions.md for what each status means and how versions move.' },
-);
+export const VersionStatus = StringEnum(VERSION_STATUSES, {
+  description: 'See docs/audience-versions.md for what each status means and how versions move.',
+});
 
 export const AudienceVersion = Type.Object(
   {
@@ -33,12 +39,9 @@ export const Audience = Type.Object(
   {
     audienceId: Type.String(),
     pageId: Type.String(),
-    status: Type.Union(
-      VERSION_STATUSES.map((s) => Type.Literal(s)),
-      {
-        description: '`archived` when the audience is archived, otherwise the status of its latest version.',
-      },
-    ),
+    status: StringEnum(VERSION_STATUSES, {
+      description: '`archived` when the audience is archived, otherwise the status of its latest version.',
+    }),
     computedName: Type.String(),
     customName: Nullable(Type.String()),
     effectiveName: Type.String({ description: 'customName when set, otherwise computedName.' }),

@@ -1,8 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ResourceId, Timestamp } from '../../http/schemas.js';
+import { ResourceId, Timestamp, strict, StringEnum } from '../../http/schemas.js';
 import { IMAGE_TYPES, MAX_FILE_BYTES } from './files.images.js';
-
-const strict = { additionalProperties: false } as const;
 
 /** 1..255 characters, no control characters and no path separators. */
 export const Filename = Type.String({
@@ -15,10 +13,9 @@ export const Filename = Type.String({
 export const FileCreateBody = Type.Object(
   {
     filename: Filename,
-    contentType: Type.Union(
-      IMAGE_TYPES.map((t) => Type.Literal(t)),
-      { description: `One of ${IMAGE_TYPES.join(', ')}; the bytes must be an image of this type.` },
-    ),
+    contentType: StringEnum(IMAGE_TYPES, {
+      description: `One of ${IMAGE_TYPES.join(', ')}; the bytes must be an image of this type.`,
+    }),
     size: Type.Integer({
       minimum: 1,
       maximum: MAX_FILE_BYTES,

@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, ResourceId, Timestamp } from '../../http/schemas.js';
-
-const strict = { additionalProperties: false } as const;
+import { Nullable, NullableTimestamp, ResourceId, Timestamp, strict, StringEnum } from '../../http/schemas.js';
 
 /** What a page link can point at. Today only an audience (its published version is served). */
 export const TARGET_TYPES = ['audience'] as const;
@@ -9,10 +7,9 @@ export const PATH_MAX_LENGTH = 2048;
 
 export const PageLinkTarget = Type.Object(
   {
-    targetType: Type.Union(
-      TARGET_TYPES.map((t) => Type.Literal(t)),
-      { description: 'audience: the link serves the published version of the audience.' },
-    ),
+    targetType: StringEnum(TARGET_TYPES, {
+      description: 'audience: the link serves the published version of the audience.',
+    }),
     audienceId: Type.String({ minLength: 1, maxLength: 200 }),
   },
   strict,

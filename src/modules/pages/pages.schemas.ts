@@ -9,6 +9,7 @@ import {
   SearchText,
   StringEnum,
   Timestamp,
+  strict,
 } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Pages). */
@@ -35,7 +36,6 @@ const Short = Type.String({ maxLength: PAGE_LIMITS.shortText });
 const Url = Type.String({ maxLength: PAGE_LIMITS.url });
 const Text = Type.String({ maxLength: PAGE_LIMITS.text });
 const ClientId = Type.String({ minLength: 1, maxLength: 100 });
-const strict = { additionalProperties: false } as const;
 
 export const PageType = StringEnum(PAGE_TYPES);
 export const PageStatus = StringEnum(PAGE_STATUSES);

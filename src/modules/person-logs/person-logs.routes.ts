@@ -1,3 +1,4 @@
+import { sendIdempotent } from '../../idempotency/idempotency.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
 import { PersonLogBody, PersonLogCreated } from './person-logs.schemas.js';
@@ -22,9 +23,7 @@ export const personLogsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const result = await writePersonLog(request.scope, clock, request.body);
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(result.status).send(result.body);
+      return sendIdempotent(reply, await writePersonLog(request.scope, clock, request.body));
     },
   );
 };

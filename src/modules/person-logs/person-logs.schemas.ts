@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp, strict } from '../../http/schemas.js';
 import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/persons.schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Person log entries). */
@@ -7,7 +7,6 @@ export const PERSON_LOG_LIMITS = { payloadBytes: 64 * 1024 } as const;
 
 export const KEBAB_CASE = '^[a-z0-9]+(-[a-z0-9]+)*$';
 const Kebab = Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE });
-const strict = { additionalProperties: false } as const;
 
 export const PersonLogBody = Type.Object(
   {

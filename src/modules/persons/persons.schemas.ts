@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Envelope, Nullable, PaginationQuery, ResourceId, SearchText, Timestamp } from '../../http/schemas.js';
+import { Envelope, Nullable, PaginationQuery, ResourceId, SearchText, Timestamp, strict } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Persons). */
 export const PERSON_LIMITS = { name: 255, email: 254, domain: 2048, socialProfileUrl: 2048 } as const;
 
 export const PHONE_PATTERN = '^\\+[1-9]\\d{1,14}$';
-const strict = { additionalProperties: false } as const;
 
 export const PersonName = Type.String({ minLength: 1, maxLength: PERSON_LIMITS.name });
 export const PersonEmail = Type.String({

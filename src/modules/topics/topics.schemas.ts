@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, ResourceId, Timestamp } from '../../http/schemas.js';
+import { Nullable, ResourceId, Timestamp, strict } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Topics). */
 export const TOPIC_LIMITS = {
@@ -10,8 +10,6 @@ export const TOPIC_LIMITS = {
 } as const;
 
 export const MAX_SORT_ORDER = Number.MAX_SAFE_INTEGER;
-
-const strict = { additionalProperties: false } as const;
 
 const SortOrder = Type.Integer({
   minimum: 0,

@@ -1,14 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from '../../http/schemas.js';
+import { Timestamp, strict, StringEnum } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../../outbox/events.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../outbox/address-policy.js';
 
-const strict = { additionalProperties: false } as const;
-
-export const EventName = Type.Union(
-  EVENT_TYPES.map((t) => Type.Literal(t)),
-  { description: EVENT_TYPES.join(', ') },
-);
+export const EventName = StringEnum(EVENT_TYPES, { description: EVENT_TYPES.join(', ') });
 
 export const WebhookSubscription = Type.Object(
   {
