@@ -6,7 +6,8 @@
  * (medians over the rounds) and writes bench/results/<time>.json and bench/results/latest.json.
  *
  * BENCH_ENGINE=sqlite (default) | postgres | both     BENCH_DATABASE_URL: the PostgreSQL server
- * BENCH_ONLY=pages,persons: some scenarios            BENCH_ROUNDS=3, BENCH_DURATION=5 (seconds)
+ * BENCH_ONLY=pages,persons: some scenarios            BENCH_LOADS=limit=1,…: loads whose name has one of these
+ * BENCH_ROUNDS=3, BENCH_DURATION=5 (seconds)
  * BENCH_QUICK=1: a smoke run (1 round of 2 s, smaller data)
  * BENCH_LOADER=autocannon: the in-process fallback    BENCH_NODE_FLAGS: flags for the service's node
  * BENCH_WEB_CONCURRENCY=N: the service's WEB_CONCURRENCY (PostgreSQL)
@@ -34,6 +35,8 @@ const quick = process.env.BENCH_QUICK === '1';
 const duration = Number(process.env.BENCH_DURATION ?? (quick ? 2 : 5));
 const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+/** BENCH_LOADS=limit=1,persons/{id}: run only the loads whose name contains one of these. */
+const onlyLoads = process.env.BENCH_LOADS?.split(',').map((s) => s.trim());
 const engineChoice = (process.env.BENCH_ENGINE ?? 'sqlite').trim();
 if (!['sqlite', 'postgres', 'both'].includes(engineChoice)) {
   throw new Error(`BENCH_ENGINE must be sqlite, postgres or both, got "${engineChoice}"`);
@@ -75,6 +78,18 @@ async function responseBytes(baseUrl: string, options: LoadOptions, request: Ben
   return (await res.arrayBuffer()).byteLength;
 }
 
+const skipped: Measurement = {
+  scenario: '',
+  name: '',
+  requestsPerSecond: 0,
+  p50Ms: 0,
+  p99Ms: 0,
+  responseBytes: 0,
+  non2xx: 0,
+  errors: 0,
+  ratioToCeiling: null,
+};
+
 async function runEngine(engine: Engine) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
   const main = await createBenchDatabase(engine, dataDir, 'main');
@@ -94,6 +109,9 @@ async function runEngine(engine: Engine) {
     freshDatabase: (label) =>
       createBenchDatabase(engine, fs.mkdtempSync(path.join(os.tmpdir(), `aps-bench-${label}-`)), label),
     async load(options) {
+      if (onlyLoads && !onlyLoads.some((part) => options.name.includes(part))) {
+        return { ...skipped, scenario: current, name: options.name, extra: {} };
+      }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (options.apiKey) headers['x-api-key'] = options.apiKey;
       const n = options.rounds ?? rounds;
