@@ -1,5 +1,5 @@
 import { TenantScope } from '../../db/tenant-scope.js';
-import type { CliCommand, CliContext } from '../module.js';
+import type { CliCommand, CliContext } from '../../cli/command.js';
 import { archiveAudience } from './audiences.service.js';
 import { publishPageDrafts } from './generation.js';
 

@@ -4,8 +4,7 @@ import { notFound } from '../../http/errors.js';
 import type { PageRequest } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import type { Metadata } from '../pages/pages.schemas.js';
+import { addToAudiencesCount, type Metadata } from '../pages/index.js';
 import * as q from './audiences.queries.js';
 import type { Audience } from './audiences.schemas.js';
 import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
@@ -118,7 +117,7 @@ export async function createAudience(
       metadata_override: input.metadataOverride ? json(input.metadataOverride) : null,
       created_at: isoNow(clock),
     });
-    await pagesQ.addToAudiencesCount(tx, input.pageId, 1);
+    await addToAudiencesCount(tx, input.pageId, 1);
     const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
     const result = await generateNow(tx, clock, version.versionId, { generator, publish: true });
     if (result !== 'published') throw new Error(`the first version of the audience was not published: ${result}`);

@@ -6,9 +6,9 @@ import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { appendEvent, type EventType } from '../../outbox/events.js';
-import * as accountsQ from '../accounts/accounts.queries.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import * as personsQ from '../persons/persons.queries.js';
+import { findAccountByDomain } from '../accounts/index.js';
+import { findPage } from '../pages/index.js';
+import { findPerson } from '../persons/index.js';
 import * as q from './audiences.queries.js';
 import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
 import { audienceArchived, effectiveMetadata, pageArchived, toVersion, visiblePage } from './audiences.shared.js';
@@ -187,7 +187,7 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
   if (job === undefined) throw notFound('audience version', versionId);
   const audience = await q.findAudienceById(tx, job.audience_id);
   if (audience === undefined) throw notFound('audience', job.audience_id);
-  const page = await pagesQ.findPage(tx, audience.page_id);
+  const page = await findPage(tx, audience.page_id);
   if (page === undefined) throw new Error(`page ${audience.page_id} of the audience is deleted`);
   return {
     version: {
@@ -224,9 +224,9 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
 
 /** The audience's person and their account; a person deleted since is rendered as unknown. */
 async function loadPerson(tx: TenantScope, personId: string): Promise<GenerationInput['person']> {
-  const person = await personsQ.findPerson(tx, personId);
+  const person = await findPerson(tx, personId);
   if (person === undefined) return { personId, name: null, email: null, accountDomain: null, accountName: null };
-  const account = person.account_domain ? await accountsQ.findAccountByDomain(tx, person.account_domain) : undefined;
+  const account = person.account_domain ? await findAccountByDomain(tx, person.account_domain) : undefined;
   return {
     personId,
     name: person.name,
@@ -297,7 +297,7 @@ export async function completeVersion(
   }
   const pageId = audience!.page_id;
   await emit(tx, clock, 'page.version.processed', pageId, versionId, { outcome: 'draft' });
-  const page = await pagesQ.findPage(tx, pageId);
+  const page = await findPage(tx, pageId);
   if (outcome.publish || page?.status === 'published') {
     await publishVersion(tx, clock, pageId, job.audience_id, versionId);
     return 'published';

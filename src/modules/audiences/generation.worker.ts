@@ -4,7 +4,7 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
-import type { BackgroundWorker, WorkerContext } from '../module.js';
+import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import * as q from './audiences.queries.js';
 import {
   claimVersion,
