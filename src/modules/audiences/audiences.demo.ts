@@ -1,7 +1,8 @@
 import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
 import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
-import { claimVersion, completeVersion, createVersionIn, generateNow } from './generation.js';
+import { claimVersion, completeVersion, generateNow } from './audiences.generation.js';
+import { createVersionIn } from './audiences.versions.js';
 
 const PEOPLE = [
   { computedName: 'Acme Corp · VP Sales', personRouteKey: 'jane-doe-acme', customName: null },

@@ -8,8 +8,10 @@ import { addToAudiencesCount, type Metadata } from '../pages/index.js';
 import * as q from './audiences.queries.js';
 import type { Audience } from './audiences.schemas.js';
 import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
-import { createVersionIn, generateNow } from './generation.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+import { generateNow } from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { createVersionIn } from './audiences.versions.js';
 
 /** Audiences with their latest and published versions, read in one query for all of them. */
 async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetadata: Record<string, unknown>) {

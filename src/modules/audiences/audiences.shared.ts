@@ -3,7 +3,7 @@ import { conflict, notFound } from '../../http/errors.js';
 import { findPage, type Metadata } from '../pages/index.js';
 import type * as q from './audiences.queries.js';
 import type { Audience, AudienceVersion } from './audiences.schemas.js';
-import type { VersionStatus } from './version-lifecycle.js';
+import type { VersionStatus } from './audiences.version-lifecycle.js';
 
 /** Row → API shape mapping and the checks shared by the audience and version services. */
 

@@ -12,10 +12,11 @@ import {
   GENERATION_LEASE_MS,
   loadGenerationInput,
   MAX_GENERATION_ATTEMPTS,
-  VERSIONS_CHANNEL,
   type GenerationOutcome,
-} from './generation.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+} from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export interface GenerationDeps {
   database: Database;
