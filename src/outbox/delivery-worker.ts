@@ -5,7 +5,7 @@ import { forUpdateSkipLocked } from '../db/dialect.js';
 import type { DB, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import type { BackgroundWorker } from '../modules/module.js';
+import type { BackgroundWorker } from '../workers/worker.js';
 import { pollingWorker } from '../workers/polling-worker.js';
 import { EVENTS_CHANNEL } from './events.js';
 import type { AttemptOutcome, WebhookClient } from './http-client.js';

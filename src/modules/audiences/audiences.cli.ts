@@ -1,7 +1,7 @@
 import { TenantScope } from '../../db/tenant-scope.js';
-import type { CliCommand, CliContext } from '../module.js';
+import type { CliCommand, CliContext } from '../../cli/command.js';
 import { archiveAudience } from './audiences.service.js';
-import { publishPageDrafts } from './generation.js';
+import { publishPageDrafts } from './audiences.versions.js';
 
 function scopeOf(ctx: CliContext, values: Record<string, unknown>): TenantScope {
   const tenant = values.tenant;

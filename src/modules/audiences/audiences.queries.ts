@@ -5,7 +5,7 @@ import { keysetAfter } from '../../db/keyset.js';
 import type { AudiencesTable, AudienceVersionsTable, DB } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { PageRequest } from '../../http/pagination.js';
-import { RUNNABLE_STATUSES, transition, type VersionEvent } from './version-lifecycle.js';
+import { RUNNABLE_STATUSES, transition, type VersionEvent } from './audiences.version-lifecycle.js';
 
 const AUDIENCE_COLUMNS = [
   'audiences.id',

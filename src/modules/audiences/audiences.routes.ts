@@ -11,7 +11,7 @@ import {
   VersionCreateBody,
 } from './audiences.schemas.js';
 import * as audiences from './audiences.service.js';
-import { createVersion, VERSIONS_CHANNEL } from './generation.js';
+import { createVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pager, clock, notify } = app.ctx;

@@ -4,13 +4,14 @@ import { notFound } from '../../http/errors.js';
 import type { PageRequest } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import type { Metadata } from '../pages/pages.schemas.js';
+import { addToAudiencesCount, type Metadata } from '../pages/index.js';
 import * as q from './audiences.queries.js';
 import type { Audience } from './audiences.schemas.js';
 import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
-import { createVersionIn, generateNow } from './generation.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+import { generateNow } from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { createVersionIn } from './audiences.versions.js';
 
 /** Audiences with their latest and published versions, read in one query for all of them. */
 async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetadata: Record<string, unknown>) {
@@ -118,7 +119,7 @@ export async function createAudience(
       metadata_override: input.metadataOverride ? json(input.metadataOverride) : null,
       created_at: isoNow(clock),
     });
-    await pagesQ.addToAudiencesCount(tx, input.pageId, 1);
+    await addToAudiencesCount(tx, input.pageId, 1);
     const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
     const result = await generateNow(tx, clock, version.versionId, { generator, publish: true });
     if (result !== 'published') throw new Error(`the first version of the audience was not published: ${result}`);

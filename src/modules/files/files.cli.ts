@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
-import type { CliCommand } from '../module.js';
+import type { CliCommand } from '../../cli/command.js';
 import { MAX_FILE_BYTES } from './files.images.js';
 import { uploadFile } from './files.service.js';
 import { createFileStore } from './files.storage.js';

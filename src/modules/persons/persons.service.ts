@@ -8,14 +8,14 @@ import type { PageRequest } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
-import * as accounts from '../accounts/accounts.queries.js';
+import { recordAccountActivity } from '../account-activity/index.js';
 import {
   accountDomainOf,
   normalizeEmail,
   normalizeSocialProfileUrl,
   slugBase,
   type Normalized,
-} from './person-identity.js';
+} from './persons.identity.js';
 import * as q from './persons.queries.js';
 import type { Person, PersonPatchBody } from './persons.schemas.js';
 
@@ -48,6 +48,11 @@ export async function getPerson(scope: TenantScope, personId: string): Promise<P
   const row = await q.findPerson(scope, personId);
   if (row === undefined) throw notFound('person', personId);
   return toPerson(row);
+}
+
+/** The persons linked to an account (by its canonical domain), newest first. */
+export async function linkedPersons(scope: TenantScope, accountDomain: string, limit: number): Promise<Person[]> {
+  return (await q.linkedPersons(scope, accountDomain, limit)).map(toPerson);
 }
 
 export async function searchPersons(scope: TenantScope, text: string, page: PageRequest): Promise<Person[]> {
@@ -145,7 +150,7 @@ export async function patchPerson(
     if (changes.account_domain) {
       // The person's history comes along to its new account.
       const latest = await q.latestLogAt(tx, personId);
-      if (latest !== null) await accounts.recordActivity(tx, changes.account_domain, latest);
+      if (latest !== null) await recordAccountActivity(tx, changes.account_domain, latest);
     }
     return toPerson((await q.findPerson(tx, personId))!);
   });

@@ -1,4 +1,4 @@
-import type { CliCommand } from '../module.js';
+import type { CliCommand } from '../../cli/command.js';
 import { createApiKey, createTenant, listApiKeys, revokeApiKey } from './tenants.service.js';
 
 function required(values: Record<string, unknown>, name: string): string {

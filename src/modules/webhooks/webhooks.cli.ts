@@ -4,7 +4,7 @@ import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { WebhookClient } from '../../outbox/http-client.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
 import { secretBoxFor } from '../../outbox/secret-box.js';
-import type { CliCommand } from '../module.js';
+import type { CliCommand } from '../../cli/command.js';
 import * as webhooks from './webhooks.service.js';
 
 function text(values: Record<string, unknown>, name: string): string | undefined {
