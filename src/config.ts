@@ -15,6 +15,8 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Bucket size: how many requests a key may send at once after being idle. */
   readonly rateLimitBurst: number;
+  /** Failed authentications a client address may make per minute (then 429); 0 turns it off. */
+  readonly authFailuresPerMinute: number;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
   readonly shutdownGraceMs: number;
@@ -132,6 +134,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     logLevel,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 30, 0, 1_000_000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
