@@ -67,23 +67,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(Problem);
   for (const module of modules) for (const schema of module.schemas ?? []) app.addSchema(schema);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        operationId: request.routeOptions.schema?.operationId,
-        method: request.method,
-        // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
-        path: request.url.split('?')[0],
-        statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        tenantId: request.principal?.tenantId,
-      },
-      'request',
-    );
-  });
+  // The request line is built only when it will be written: above LOG_LEVEL=info there is no hook.
+  if (logger.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          operationId: request.routeOptions.schema?.operationId,
+          method: request.method,
+          // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
+          path: request.url.split('?')[0],
+          statusCode: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          tenantId: request.principal?.tenantId,
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   registerProblemHandler(app);
   registerMethodNotAllowed(app);

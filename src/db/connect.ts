@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { NamingClient } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { SqliteAdapter } from './sqlite-adapter.js';
 
@@ -74,6 +75,7 @@ function connectPostgres(options: ConnectOptions): Database {
     },
   };
   const pool = new pg.Pool({
+    Client: NamingClient as unknown as typeof pg.Client,
     connectionString: url,
     max: options.pgPoolSize ?? 10,
     types: types as pg.CustomTypesConfig,

@@ -44,7 +44,7 @@ export function toPage(row: q.PageRow): Page {
 }
 
 export async function listPages(scope: TenantScope, page: PageRequest) {
-  const [rows, totalCount] = await Promise.all([q.listPages(scope, page), q.countPages(scope)]);
+  const { rows, totalCount } = await q.listPages(scope, page);
   return { items: rows.map(toPage), totalCount };
 }
 

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import { substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { PageRequest } from '../../http/pagination.js';
@@ -25,8 +26,14 @@ const NEWEST_FIRST = [{ ref: 'persons.id', direction: 'desc' as const }];
 export type PersonRow = Awaited<ReturnType<typeof findPerson>> & {};
 export type NewPersonRow = Omit<Insertable<PersonsTable>, 'tenant_id'>;
 
+// Read on every GET /v0/persons/{id} and every person-log write: prepared once (ADR 0002).
+const personById = preparedQuery((scope, p: { personId: string }) =>
+  scope.selectFrom('persons').select(PERSON_COLUMNS).where('persons.id', '=', p.personId),
+);
+
 export async function findPerson(scope: TenantScope, personId: string) {
-  return scope.selectFrom('persons').select(PERSON_COLUMNS).where('persons.id', '=', personId).executeTakeFirst();
+  const [row] = await personById(scope, { personId });
+  return row;
 }
 
 export interface Identity {
