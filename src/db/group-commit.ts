@@ -1,6 +1,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { DB } from './schema.js';
+
+// Compiled once: these run around every transaction of every batch.
+const BEGIN = CompiledQuery.raw('begin immediate');
+const SAVEPOINT = CompiledQuery.raw('savepoint group_commit');
+const RELEASE = CompiledQuery.raw('release savepoint group_commit');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint group_commit');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 type Work = (db: Kysely<DB>) => Promise<unknown>;
 
@@ -74,24 +82,24 @@ export class SqliteGroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.#db.connection().execute(async (conn) => {
-        await sql`begin immediate`.execute(conn);
+        await conn.executeQuery(BEGIN);
         try {
           for (const job of batch) {
-            await sql`savepoint group_commit`.execute(conn);
+            await conn.executeQuery(SAVEPOINT);
             try {
               const value = await job.work(conn);
-              await sql`release savepoint group_commit`.execute(conn);
+              await conn.executeQuery(RELEASE);
               outcomes.push({ ok: true, value });
             } catch (error) {
               // Throws in turn if the transaction itself is gone; then the whole batch fails below.
-              await sql`rollback to savepoint group_commit`.execute(conn);
-              await sql`release savepoint group_commit`.execute(conn);
+              await conn.executeQuery(ROLLBACK_TO);
+              await conn.executeQuery(RELEASE);
               outcomes.push({ ok: false, error });
             }
           }
-          await sql`commit`.execute(conn);
+          await conn.executeQuery(COMMIT);
         } catch (error) {
-          await sql`rollback`.execute(conn).catch(() => {});
+          await conn.executeQuery(ROLLBACK).catch(() => {});
           throw error;
         }
       });
