@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
@@ -55,8 +55,9 @@ export async function linkedPersons(scope: TenantScope, accountDomain: string, l
   return (await q.linkedPersons(scope, accountDomain, limit)).map(toPerson);
 }
 
-export async function searchPersons(scope: TenantScope, text: string, page: PageRequest): Promise<Person[]> {
-  return (await q.searchPersons(scope, text, page)).map(toPerson);
+/** Search results carry no total (docs/api.md, search): counting every match would cost more than finding a page. */
+export async function searchPersons(scope: TenantScope, text: string, window: KeysetWindow) {
+  return { items: (await q.searchPersons(scope, text, window)).map(toPerson), totalCount: null };
 }
 
 /** The identities a request names, normalized; invalid ones are a 422 at their field. */
