@@ -1,14 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { CompiledQuery, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { TransactionLostError, withSavepoint } from './savepoint.js';
 import type { DB } from './schema.js';
-
-// Compiled once: these run around every transaction of every batch.
-const BEGIN = CompiledQuery.raw('begin immediate');
-const SAVEPOINT = CompiledQuery.raw('savepoint group_commit');
-const RELEASE = CompiledQuery.raw('release savepoint group_commit');
-const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint group_commit');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
 
 type Work = (db: Kysely<DB>) => Promise<unknown>;
 
@@ -82,24 +75,20 @@ export class SqliteGroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.#db.connection().execute(async (conn) => {
-        await conn.executeQuery(BEGIN);
+        await sql`begin immediate`.execute(conn);
         try {
           for (const job of batch) {
-            await conn.executeQuery(SAVEPOINT);
             try {
-              const value = await job.work(conn);
-              await conn.executeQuery(RELEASE);
-              outcomes.push({ ok: true, value });
+              outcomes.push({ ok: true, value: await withSavepoint(conn, 'group_commit', () => job.work(conn)) });
             } catch (error) {
-              // Throws in turn if the transaction itself is gone; then the whole batch fails below.
-              await conn.executeQuery(ROLLBACK_TO);
-              await conn.executeQuery(RELEASE);
+              // Without its transaction the batch cannot commit: every caller in it fails below.
+              if (error instanceof TransactionLostError) throw error;
               outcomes.push({ ok: false, error });
             }
           }
-          await conn.executeQuery(COMMIT);
+          await sql`commit`.execute(conn);
         } catch (error) {
-          await conn.executeQuery(ROLLBACK).catch(() => {});
+          await sql`rollback`.execute(conn).catch(() => {});
           throw error;
         }
       });

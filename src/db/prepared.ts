@@ -55,14 +55,14 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
   return async function execute(scope: TenantScope, values: P): Promise<InferResult<Q>> {
     let variant: string = scope.engine;
     for (let i = 0; i < literals.length; i++) variant += `\u0001${String(values[literals[i]!])}`;
-    const entry = compiled.get(variant) ?? compile(scope.db, scope.engine, values, variant);
+    const entry = compiled.get(variant) ?? compile(scope.unscopedDb(), scope.engine, values, variant);
     const slots = entry.slots;
     const parameters = new Array<unknown>(slots.length);
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
       parameters[i] = typeof slot === 'string' ? (slot === 'tenantId' ? scope.tenantId : values[slot]) : slot.constant;
     }
-    const result = await scope.db.executeQuery(CompiledQuery.raw(entry.sql, parameters));
+    const result = await scope.unscopedDb().executeQuery(CompiledQuery.raw(entry.sql, parameters));
     return result.rows as InferResult<Q>;
   };
 }

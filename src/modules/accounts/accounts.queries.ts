@@ -3,7 +3,7 @@ import { substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AccountsTable, DB } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const ACCOUNT_COLUMNS = [
   'accounts.id',
@@ -39,12 +39,12 @@ function filtered(scope: TenantScope, emptyOnly: boolean, text: string | null) {
   return query;
 }
 
-export async function listAccounts(scope: TenantScope, page: PageRequest, emptyOnly: boolean, text: string | null) {
+export async function listAccounts(scope: TenantScope, window: KeysetWindow, emptyOnly: boolean, text: string | null) {
   let query = filtered(scope, emptyOnly, text).select([...ACCOUNT_COLUMNS, withCount]);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('accounts.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

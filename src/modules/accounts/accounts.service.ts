@@ -1,6 +1,6 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
@@ -79,11 +79,11 @@ export async function getAccount(scope: TenantScope, accountId: string): Promise
 
 export async function listAccounts(
   scope: TenantScope,
-  page: PageRequest,
+  window: KeysetWindow,
   filter: { emptyOnly: boolean; text: string | null },
 ) {
   const [rows, totalCount] = await Promise.all([
-    q.listAccounts(scope, page, filter.emptyOnly, filter.text),
+    q.listAccounts(scope, window, filter.emptyOnly, filter.text),
     q.countAccounts(scope, filter.emptyOnly, filter.text),
   ]);
   return { items: rows.map(toSummary), totalCount };

@@ -1,7 +1,7 @@
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { addToAudiencesCount, type Metadata } from '../pages/index.js';
@@ -36,9 +36,12 @@ async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetad
   });
 }
 
-export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
+export async function listAudiences(scope: TenantScope, pageId: string, window: KeysetWindow) {
   const pageRow = await visiblePage(scope, pageId);
-  const [rows, totalCount] = await Promise.all([q.listAudiences(scope, pageId, page), q.countAudiences(scope, pageId)]);
+  const [rows, totalCount] = await Promise.all([
+    q.listAudiences(scope, pageId, window),
+    q.countAudiences(scope, pageId),
+  ]);
   return { items: await withVersions(scope, rows, pageRow.metadata), totalCount };
 }
 

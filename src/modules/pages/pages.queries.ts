@@ -4,7 +4,7 @@ import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PagesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { rowsToFetch, type PageRequest } from '../../http/pagination.js';
+import { rowsToFetch, type KeysetWindow } from '../../http/pagination.js';
 
 const PAGE_COLUMNS = [
   'pages.id',
@@ -71,13 +71,13 @@ const countVisiblePages = preparedQuery((scope) => visibleCount(scope));
  */
 export async function listPages(
   scope: TenantScope,
-  page: PageRequest,
+  window: KeysetWindow,
 ): Promise<{ rows: PageRow[]; totalCount: number }> {
-  const limit = rowsToFetch(page, true);
-  const rows = page.after
-    ? await nextPageOfPages(scope, { limit, afterId: String(page.after[0]) })
+  const limit = rowsToFetch(window, true);
+  const rows = window.after
+    ? await nextPageOfPages(scope, { limit, afterId: String(window.after[0]) })
     : await firstPageOfPages(scope, { limit });
-  if (rows.length === 0) return { rows: [], totalCount: page.after ? await countPages(scope) : 0 };
+  if (rows.length === 0) return { rows: [], totalCount: window.after ? await countPages(scope) : 0 };
   const totalCount = Number(rows[0]!.total_count ?? 0);
   for (const row of rows) delete (row as { total_count?: unknown }).total_count;
   return { rows, totalCount };
@@ -88,17 +88,17 @@ export async function countPages(scope: TenantScope): Promise<number> {
   return Number(row?.visible ?? 0);
 }
 
-export async function searchPages(scope: TenantScope, text: string, page: PageRequest) {
+export async function searchPages(scope: TenantScope, text: string, window: KeysetWindow) {
   // Driven from the search index (searchFrom), not by walking the tenant's pages.
   let query = scope
     .searchFrom('pages', text)
     .where('pages.deleted_at', 'is', null)
     .select(['pages.id', 'pages.name', 'pages.audiences_count'])
     .where(substringMatch(scope.engine, 'pages', ['name'], text));
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('pages.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

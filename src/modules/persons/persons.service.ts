@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Updateable } from 'kysely';
+import type { Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
@@ -55,8 +55,9 @@ export async function linkedPersons(scope: TenantScope, accountDomain: string, l
   return (await q.linkedPersons(scope, accountDomain, limit)).map(toPerson);
 }
 
-export async function searchPersons(scope: TenantScope, text: string, page: PageRequest): Promise<Person[]> {
-  return (await q.searchPersons(scope, text, page)).map(toPerson);
+/** Search results carry no total (docs/api.md, search): counting every match would cost more than finding a page. */
+export async function searchPersons(scope: TenantScope, text: string, window: KeysetWindow) {
+  return { items: (await q.searchPersons(scope, text, window)).map(toPerson), totalCount: null };
 }
 
 /** The identities a request names, normalized; invalid ones are a 422 at their field. */
@@ -295,14 +296,10 @@ async function fillMissingIdentities(
 
   // A concurrent request (PostgreSQL) may have given one of these to another person since we
   // looked: then the fill is skipped rather than failing the log entry.
-  await sql`savepoint fill_identities`.execute(tx.db);
   try {
-    await q.updatePerson(tx, person.id, changes);
-    await sql`release savepoint fill_identities`.execute(tx.db);
+    await tx.savepoint('fill_identities', (sp) => q.updatePerson(sp, person.id, changes));
     Object.assign(person, changes);
   } catch (error) {
-    await sql`rollback to savepoint fill_identities`.execute(tx.db);
-    await sql`release savepoint fill_identities`.execute(tx.db);
     if (!isUniqueViolation(error)) throw error;
   }
 }
