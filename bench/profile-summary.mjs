@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Summarizes a V8 CPU profile (node --cpu-prof) of the service under load: self time grouped by
 // where the code lives, and the top functions, in µs per request when the request count is given.
-//   node bench/profile-summary.mjs PROFILE.cpuprofile [REQUESTS] [TOP]
+//   node bench/profile-summary.mjs PROFILE.cpuprofile [REQUESTS] [TOP] [WINDOW_SECONDS]
+// With WINDOW_SECONDS, only the busiest window of that length counts (the load, not start-up).
 import fs from 'node:fs';
 
 const [file, requestsArg, topArg] = process.argv.slice(2);
@@ -12,11 +13,31 @@ if (!file) {
 const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
 const requests = Number(requestsArg ?? 0);
 const top = Number(topArg ?? 25);
+const windowUs = Number(process.argv[5] ?? 0) * 1e6;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();
 const dt = profile.timeDeltas;
-for (let i = 0; i < profile.samples.length; i++) {
+const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+let from = 0;
+let to = profile.samples.length;
+if (windowUs > 0) {
+  // The window of WINDOW_SECONDS with the most non-idle time: the load, without start-up.
+  const at = [];
+  let t = 0;
+  for (let i = 0; i < dt.length; i++) at.push((t += dt[i]));
+  let best = -1;
+  let busyIn = 0;
+  for (let lo = 0, hi = 0; hi < at.length; hi++) {
+    if (!idleIds.has(profile.samples[hi])) busyIn += dt[hi];
+    while (at[hi] - at[lo] > windowUs) {
+      if (!idleIds.has(profile.samples[lo])) busyIn -= dt[lo];
+      lo++;
+    }
+    if (busyIn > best) [best, from, to] = [busyIn, lo, hi + 1];
+  }
+}
+for (let i = from; i < to; i++) {
   const id = profile.samples[i];
   self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0));
 }

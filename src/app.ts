@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -18,6 +18,7 @@ import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { Problem } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { LazyChildLogger } from './lib/logger.js';
 import { modules } from './modules/index.js';
 
 export interface AppDeps {
@@ -29,6 +30,9 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+// Generated request ids: a random prefix per process and a counter (unique without a UUID per request).
+const requestIdPrefix = randomBytes(8).toString('hex');
+let requestCount = 0;
 
 /** Builds the HTTP application. It never reads the environment: everything comes in `deps`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -37,6 +41,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    childLoggerFactory: (parent, bindings) =>
+      new LazyChildLogger(parent as unknown as Logger, bindings) as unknown as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
@@ -48,7 +54,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+      return typeof given === 'string' && REQUEST_ID.test(given)
+        ? given
+        : `req_${requestIdPrefix}${(requestCount++).toString(16).padStart(16, '0')}`;
     },
   });
 
