@@ -22,6 +22,8 @@ export interface LoadSpec {
   requests: BenchRequest[];
   connections: number;
   durationSeconds: number;
+  /** Pause of each connection before each request (wrk only): caps the rate at about connections × 1000 / delay. */
+  delayMs?: number;
 }
 
 export interface LoadResult {
@@ -147,6 +149,7 @@ request = function()
 end
 ${LUA_DONE}`;
     }
+    if (spec.delayMs) script += `\ndelay = function() return ${Math.max(1, Math.round(spec.delayMs))} end\n`;
     const scriptFile = path.join(dir, 'load.lua');
     fs.writeFileSync(scriptFile, script);
     const output = await new Promise<string>((resolve, reject) => {
