@@ -78,9 +78,9 @@ export async function listPages(
     ? await nextPageOfPages(scope, { limit, afterId: String(window.after[0]) })
     : await firstPageOfPages(scope, { limit });
   if (rows.length === 0) return { rows: [], totalCount: window.after ? await countPages(scope) : 0 };
-  const totalCount = Number(rows[0]!.total_count ?? 0);
-  for (const row of rows) delete (row as { total_count?: unknown }).total_count;
-  return { rows, totalCount };
+  // Rows keep their total_count column (toPage reads only its own fields; deleting a property
+  // would turn every row into a slow dictionary-mode object).
+  return { rows, totalCount: Number(rows[0]!.total_count ?? 0) };
 }
 
 export async function countPages(scope: TenantScope): Promise<number> {
