@@ -115,7 +115,11 @@ async function runEngine(engine: Engine) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (options.apiKey) headers['x-api-key'] = options.apiKey;
       const n = options.rounds ?? rounds;
-      const results: (LoadResult & { ceiling: number | null; cpuMicrosPerRequest: number })[] = [];
+      const results: (LoadResult & {
+        ceiling: number | null;
+        cpuMicrosPerRequest: number;
+        ceilingCpuMicrosPerRequest: number | null;
+      })[] = [];
       let bytes = 0;
       const loadAverage = os.loadavg()[0]!;
       for (let round = 0; round < n; round++) {
@@ -131,19 +135,27 @@ async function runEngine(engine: Engine) {
         });
         const cpu = processTreeCpuMicros(service.pid) - cpuBefore;
         let ceiling: number | null = null;
+        let ceilingCpu: number | null = null;
         if (!options.noCeiling) {
           const server = await ceilings.server(bytes || Math.max(64, result.bytesPerResponse - 250));
-          ceiling = (
-            await runLoad({
-              baseUrl: server.baseUrl,
-              headers: {},
-              requests: [{ method: 'GET', path: '/' }],
-              connections: options.connections ?? CONNECTIONS,
-              durationSeconds: options.durationSeconds ?? duration,
-            })
-          ).requestsPerSecond;
+          const before = processTreeCpuMicros(server.child.pid!);
+          const bare = await runLoad({
+            baseUrl: server.baseUrl,
+            headers: {},
+            requests: [{ method: 'GET', path: '/' }],
+            connections: options.connections ?? CONNECTIONS,
+            durationSeconds: options.durationSeconds ?? duration,
+          });
+          ceiling = bare.requestsPerSecond;
+          ceilingCpu =
+            Math.round(((processTreeCpuMicros(server.child.pid!) - before) / Math.max(1, bare.requests)) * 10) / 10;
         }
-        results.push({ ...result, ceiling, cpuMicrosPerRequest: Math.round(cpu / Math.max(1, result.requests)) });
+        results.push({
+          ...result,
+          ceiling,
+          cpuMicrosPerRequest: Math.round(cpu / Math.max(1, result.requests)),
+          ceilingCpuMicrosPerRequest: ceilingCpu,
+        });
       }
       const ratios = results.filter((r) => r.ceiling).map((r) => r.requestsPerSecond / r.ceiling!);
       const measurement: Measurement = {
@@ -163,6 +175,19 @@ async function runEngine(engine: Engine) {
             ? { ceilingRequestsPerSecond: Math.round(median(results.map((r) => r.ceiling!))) }
             : {}),
           serviceCpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
+          // CPU per request of the ceiling over the service's: the ratio the machine's other load
+          // disturbs least (both are CPU time, not throughput on shared cores).
+          ...(ratios.length > 0
+            ? {
+                ceilingCpuMicrosPerRequest: median(results.map((r) => r.ceilingCpuMicrosPerRequest!)),
+                cpuRatioToCeiling:
+                  Math.round(
+                    (median(results.map((r) => r.ceilingCpuMicrosPerRequest!)) /
+                      median(results.map((r) => r.cpuMicrosPerRequest))) *
+                      1000,
+                  ) / 1000,
+              }
+            : {}),
           loadAverageBefore: Math.round(loadAverage * 100) / 100,
           rounds: results.map((r) => ({
             requestsPerSecond: r.requestsPerSecond,
@@ -184,9 +209,10 @@ async function runEngine(engine: Engine) {
       const ratio =
         m.ratioToCeiling === null ? '' : `  ${m.ratioToCeiling.toFixed(3)}× ceiling (${ceiling ?? '?'} req/s)`;
       const cpu = m.extra?.serviceCpuMicrosPerRequest;
+      const cpuRatio = m.extra?.cpuRatioToCeiling as number | undefined;
       const problems = m.non2xx + m.errors > 0 ? `  (${m.non2xx} non-2xx, ${m.errors} errors)` : '';
       console.log(
-        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${problems}`,
+        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${problems}`,
       );
     },
   };
