@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
-import { archiveAudience } from '../audiences/audiences.service.js';
+import { archiveAudience } from '../audiences/index.js';
 import { createPageLink, createTenantDomain, normalizePath } from './page-links.service.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
