@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../test/harness.js';
-import { revokeApiKey } from '../modules/tenants/tenants.service.js';
-import { generateApiKey } from './api-keys.js';
+import { problem, startTestApp, type Tenant, type TestApp } from '../harness.js';
+import { revokeApiKey } from '../../src/modules/tenants/tenants.service.js';
+import { generateApiKey } from '../../src/auth/api-keys.js';
 
 // Issue 10, item 13: the key checksum is public, so anyone can mint well-formed keys. Before, each
 // one cost a query and a cache slot, and at 10,000 entries the whole cache (valid keys too) was
