@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   page_archived: 409,
   audience_archived: 409,
   page_link_path_taken: 409,
+  hostname_taken: 409,
+  domain_limit_reached: 409,
   person_identity_taken: 409,
   account_exists: 409,
   idempotency_request_in_progress: 409,

@@ -8,6 +8,7 @@ import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
 import { personLogsModule } from './person-logs/index.js';
 import { personsModule } from './persons/index.js';
+import { tenantDomainsModule } from './tenant-domains/index.js';
 import { tenantsModule } from './tenants/index.js';
 import { topicsModule } from './topics/index.js';
 import { webhooksModule } from './webhooks/index.js';
@@ -24,6 +25,7 @@ export const modules: ServiceModule[] = [
   accountsModule,
   audiencesModule,
   audienceSessionsModule,
+  tenantDomainsModule,
   pageLinksModule,
   filesModule,
   assetsModule,
