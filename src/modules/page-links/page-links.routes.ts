@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
 import {
-  PageLink,
   PageLinkCreateBody,
   PageLinkList,
   PageLinkListQuery,

@@ -4,7 +4,6 @@ import { standardErrorResponses } from '../../http/schemas.js';
 import { pageHostsFor } from './tenant-domains.hosts.js';
 import {
   TENANT_DOMAINS_TAG,
-  TenantDomain,
   TenantDomainCreateBody,
   TenantDomainList,
   TenantDomainListQuery,
