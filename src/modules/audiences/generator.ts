@@ -19,6 +19,12 @@ export interface GenerationAction {
   url: string;
 }
 
+export interface GenerationScript {
+  name: string;
+  /** JavaScript, run on the page as the tenant wrote it. */
+  content: string;
+}
+
 export interface GenerationInput {
   version: { versionId: string; versionNumber: number; isNewPageAgent: boolean; supplementaryContext: string | null };
   page: {
@@ -32,6 +38,8 @@ export interface GenerationInput {
     actions: GenerationAction[];
     actionCardWidgets: unknown[];
     footerLinks: unknown[];
+    /** The page's enabled scripts, in order (disabled ones never reach a version). */
+    scripts: GenerationScript[];
   };
   audience: {
     audienceId: string;
@@ -77,7 +85,8 @@ const PLACEHOLDER = /\{\{\s*(company|name|person)\s*\}\}/g;
  * The built-in generator: renders the page for the audience as a JSON document the page renderer
  * serves. Placeholders ({{company}}, {{name}}, {{person}}) are filled from the audience and the
  * person; the header action (or the first one) takes the audience's URL override; form actions
- * take the form id and instructions overrides; metadata is the effective metadata.
+ * take the form id and instructions overrides; metadata is the effective metadata; the page's
+ * enabled scripts are carried along (so a version's HTML depends on its artifact alone).
  */
 export const templateGenerator: VersionGenerator = {
   name: 'template-v1',
@@ -120,6 +129,7 @@ export const templateGenerator: VersionGenerator = {
         actions,
         actionCardWidgets: page.actionCardWidgets,
         footerLinks: page.footerLinks,
+        scripts: page.scripts,
         metadata: input.effectiveMetadata,
         agent: {
           isNewPageAgent: input.version.isNewPageAgent,
