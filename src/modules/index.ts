@@ -8,6 +8,7 @@ import { pageLinksModule } from './page-links/index.js';
 import { pagesModule } from './pages/index.js';
 import { personLogsModule } from './person-logs/index.js';
 import { personsModule } from './persons/index.js';
+import { siteModule } from './site/index.js';
 import { tenantDomainsModule } from './tenant-domains/index.js';
 import { tenantsModule } from './tenants/index.js';
 import { topicsModule } from './topics/index.js';
@@ -31,4 +32,5 @@ export const modules: ServiceModule[] = [
   assetsModule,
   topicsModule,
   webhooksModule,
+  siteModule,
 ];

@@ -18,3 +18,5 @@ export function createAssetsModule(options: { describer?: ImageDescriber } = {})
 
 /** The built-in module: no describer, so `aiDescription` stays null. */
 export const assetsModule = createAssetsModule();
+
+export { liveAssetFileId } from './assets.service.js';

@@ -9,3 +9,13 @@ export const audienceSessionsModule: ServiceModule = {
   routes: audienceSessionsRoutes,
   demo: audienceSessionsDemo,
 };
+
+export {
+  ENGAGED_SECONDS,
+  recordActivity,
+  SESSION_IDLE_MS,
+  SessionTokens,
+  startSession,
+  type SessionRef,
+  type Totals,
+} from './audience-sessions.collect.js';

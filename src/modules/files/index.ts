@@ -14,3 +14,6 @@ export const filesModule: ServiceModule = {
   workers: filesWorkers,
   commands: fileCommands,
 };
+
+export { fileRuntime } from './files.runtime.js';
+export { readCompletedFile } from './files.service.js';

@@ -12,4 +12,4 @@ export const pageLinksModule: ServiceModule = {
   commands: pageLinkCommands,
 };
 
-export { normalizePath } from './page-links.service.js';
+export { normalizePath, RESERVED_SEGMENT } from './page-links.service.js';

@@ -9,7 +9,7 @@ export const HOSTS_REFRESH_MS = 1_000;
 const FULL_RELOAD_MS = 60_000;
 
 /**
- * The live tenant host names, in memory, so that the router can tell a page request from an API
+ * The live tenant host names (and their tenants), in memory, so that the router can tell a page request from an API
  * request synchronously (it cannot wait for the database). This process updates it at once when
  * it adds or removes a domain; changes made by other processes (the CLI, other servers on
  * PostgreSQL) arrive within `HOSTS_REFRESH_MS`, from a cheap stamp query that reloads the names
@@ -17,7 +17,8 @@ const FULL_RELOAD_MS = 60_000;
  * checks the live domain and link rows, so a removed domain stops serving at once everywhere.
  */
 export class PageHosts {
-  #hosts = new Set<string>();
+  /** host name → tenant id */
+  #hosts = new Map<string, string>();
   #stamp = '';
   #loadedAt = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -32,8 +33,13 @@ export class PageHosts {
     return this.#hosts.has(hostname);
   }
 
-  add(hostname: string): void {
-    this.#hosts.add(hostname);
+  /** The tenant a host serves, as last known here (serving checks the live row as well). */
+  tenantOf(hostname: string): string | undefined {
+    return this.#hosts.get(hostname);
+  }
+
+  add(hostname: string, tenantId: string): void {
+    this.#hosts.set(hostname, tenantId);
   }
 
   remove(hostname: string): void {
@@ -50,7 +56,7 @@ export class PageHosts {
     const stamp = await domainsStamp(this.db);
     const now = Date.now();
     if (stamp === this.#stamp && now - this.#loadedAt < FULL_RELOAD_MS) return;
-    this.#hosts = new Set(await liveHostnames(this.db));
+    this.#hosts = new Map((await liveHostnames(this.db)).map((d) => [d.hostname, d.tenant_id]));
     this.#stamp = stamp;
     this.#loadedAt = now;
   }

@@ -74,7 +74,6 @@ export async function domainsStamp(db: Kysely<DB>): Promise<string> {
   return `${Number(row.all)}:${Number(row.deleted)}`;
 }
 
-export async function liveHostnames(db: Kysely<DB>): Promise<string[]> {
-  const rows = await db.selectFrom('tenant_domains').select('hostname').where('deleted_at', 'is', null).execute();
-  return rows.map((r) => r.hostname);
+export async function liveHostnames(db: Kysely<DB>) {
+  return db.selectFrom('tenant_domains').select(['hostname', 'tenant_id']).where('deleted_at', 'is', null).execute();
 }

@@ -36,7 +36,7 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const domain = await domains.createTenantDomain(request.scope, clock, request.body, { apiHostname: ownHost });
-      hosts.add(domain.hostname);
+      hosts.add(domain.hostname, request.scope.tenantId);
       return reply.code(201).send(domain);
     },
   );

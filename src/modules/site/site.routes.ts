@@ -1,0 +1,246 @@
+import compress from '@fastify/compress';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { loadServiceSecret } from '../../db/service-secrets.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { TokenBuckets } from '../../http/token-buckets.js';
+import { requestHostname } from '../../lib/domain-name.js';
+import { SessionTokens } from '../audience-sessions/index.js';
+import { liveAssetFileId } from '../assets/index.js';
+import { fileRuntime, readCompletedFile } from '../files/index.js';
+import { pageHostsFor, type PageHosts } from '../tenant-domains/index.js';
+import { chooseEncoding, etagFor, notModified, RenderCache, type RenderedEntry } from './site.cache.js';
+import { COLLECT_BODY_LIMIT, collector } from './site.collect.js';
+import { pageModel } from './site.model.js';
+import { findArtifact } from './site.queries.js';
+import { renderErrorPage, renderPage, ERROR_PAGE_CSP } from './site.render.js';
+import { resolvePage } from './site.resolve.js';
+import { staticAssets } from './site.static.js';
+import { PageSigner } from './site.tokens.js';
+
+/** Shared and browser caches may keep a page a minute, and serve it stale for ten while they refetch. */
+export const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
+export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
+/** Where a link from a page goes, we say only which site it came from (keys in paths stay private). */
+const REFERRER_POLICY = 'strict-origin-when-cross-origin';
+
+/**
+ * The router's decision "page host or not" (synchronous, per request): a request whose Host is a
+ * live tenant domain only matches the routes constrained to `{ pageHost: 'page' }` (below), so no
+ * API route is reachable on a tenant domain; any other host never matches them.
+ */
+function pageHostConstraint(hosts: PageHosts) {
+  return {
+    name: 'pageHost',
+    mustMatchWhenDerived: true,
+    storage() {
+      const stores = new Map<string, unknown>();
+      return {
+        get: (value: string) => (stores.get(value) ?? null) as never,
+        set: (value: string, store: unknown) => void stores.set(value, store),
+      };
+    },
+    deriveConstraint(request: { headers: Record<string, string | string[] | undefined> }) {
+      const host = requestHostname(request.headers.host as string | undefined);
+      return host !== null && hosts.has(host) ? 'page' : undefined;
+    },
+  };
+}
+
+const IMAGE_PATH = /^\/_ap\/img\/((?:file|asset)_[0-9a-z]{26})\/([A-Za-z0-9_-]{22})$/;
+
+export const siteRoutes: FastifyPluginAsync = async (app) => {
+  const { database, clock, config, logger } = app.ctx;
+  const hosts = pageHostsFor(database.kysely, logger);
+  await hosts.start();
+  app.addHook('onClose', () => hosts.stop());
+  app.addConstraintStrategy(pageHostConstraint(hosts));
+  const constraints = { pageHost: 'page' };
+
+  const signer = new PageSigner(await loadServiceSecret(database.kysely, 'page-runtime', clock));
+  const tokens = await SessionTokens.load(database.kysely, clock);
+  const files = await fileRuntime(app.ctx);
+  const assets = staticAssets();
+  const renderAssets = { stylesheet: assets.stylesheet.path, script: assets.script.path };
+  const cache = new RenderCache();
+  const rendering = new Map<string, Promise<RenderedEntry>>();
+  const misses =
+    config.pageMissesPerMinute > 0
+      ? new TokenBuckets(config.pageMissesPerMinute / 60, config.pageMissesPerMinute)
+      : null;
+  const collect = collector({
+    database,
+    clock,
+    signer,
+    tokens,
+    perClientPerSecond: config.pageEventsPerSecond,
+    perPagePerSecond: config.pageEventsPerPagePerSecond,
+  });
+  const errorPages = new Map<number, string>();
+  const errorPage = (status: number) => {
+    let html = errorPages.get(status);
+    if (html === undefined) errorPages.set(status, (html = renderErrorPage(status)));
+    return html;
+  };
+
+  // Page hosts answer people: errors are small HTML pages (the collection endpoint keeps JSON).
+  await app.register(compress, { global: true, encodings: ['br', 'gzip'], threshold: 1024 });
+  app.removeAllContentTypeParsers();
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser(
+    ['text/plain', 'application/json'],
+    { parseAs: 'string', bodyLimit: COLLECT_BODY_LIMIT },
+    json,
+  );
+
+  const sendError = (reply: FastifyReply, status: number) =>
+    reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', ERROR_PAGE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', REFERRER_POLICY)
+      .send(errorPage(status));
+
+  const htmlErrors = (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    const status =
+      error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'page request failed');
+    return sendError(
+      reply,
+      status === 404 || status === 405 || status === 410 || status === 429 ? status : status >= 500 ? 500 : 404,
+    );
+  };
+
+  const hidden: RouteShorthandOptions = { schema: { hide: true }, errorHandler: htmlErrors };
+  const tenantOf = (request: FastifyRequest) => hosts.tenantOf(requestHostname(request.headers.host) ?? '');
+
+  /** A page that is not there: 404/410, counted against the client's budget of misses. */
+  const miss = (request: FastifyRequest, reply: FastifyReply, status: 404 | 410) => {
+    misses?.take(request.ip);
+    return sendError(reply, status);
+  };
+
+  const origin = (request: FastifyRequest) => {
+    const scheme =
+      config.publicBaseUrl !== null ? new URL(config.publicBaseUrl).protocol.slice(0, -1) : request.protocol;
+    return `${scheme}://${request.headers.host ?? ''}`;
+  };
+
+  async function render(key: string, tenantId: string, versionId: string, audienceId: string, pageOrigin: string) {
+    const artifact = await findArtifact(new TenantScope(database.kysely, database.engine, tenantId), versionId);
+    const model = pageModel(artifact, (_kind, id) => signer.imagePath(tenantId, id));
+    const { html, csp } = renderPage(model, {
+      origin: pageOrigin,
+      viewToken: signer.viewToken(tenantId, audienceId),
+      assets: renderAssets,
+    });
+    return cache.set(key, html, csp);
+  }
+
+  app.route({
+    ...hidden,
+    method: ['GET', 'HEAD'],
+    url: '/*',
+    constraints,
+    handler: async (request, reply) => {
+      if (misses !== null && !misses.allows(request.ip)) return sendError(reply.header('retry-after', '60'), 429);
+      const host = requestHostname(request.headers.host) ?? '';
+      const path = request.url.split('?', 1)[0]!;
+      const resolution = await resolvePage(database, host, path);
+      if (resolution.status !== 200) return miss(request, reply, resolution.status);
+      const pageOrigin = origin(request);
+      const key = `${resolution.versionId} ${pageOrigin}`;
+      let entry = cache.get(key);
+      if (entry === undefined) {
+        let pending = rendering.get(key);
+        if (pending === undefined) {
+          pending = render(key, resolution.tenantId, resolution.versionId, resolution.audienceId, pageOrigin).finally(
+            () => rendering.delete(key),
+          );
+          rendering.set(key, pending);
+        }
+        entry = await pending;
+      }
+      const encoding = chooseEncoding(request.headers['accept-encoding']);
+      reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', PAGE_CACHE_CONTROL)
+        .header('etag', etagFor(entry, encoding))
+        .header('vary', 'Accept-Encoding')
+        .header('content-security-policy', entry.csp)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', REFERRER_POLICY);
+      if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();
+      if (encoding !== 'identity') reply.header('content-encoding', encoding);
+      return reply.send(cache.encoded(entry, encoding));
+    },
+  });
+
+  app.route({
+    ...hidden,
+    method: ['GET', 'HEAD'],
+    url: '/_ap/*',
+    constraints,
+    handler: async (request, reply) => {
+      const path = request.url.split('?', 1)[0]!;
+      const asset = assets.byPath.get(path);
+      if (asset !== undefined) {
+        return reply
+          .header('content-type', asset.contentType)
+          .header('cache-control', ASSET_CACHE_CONTROL)
+          .header('x-content-type-options', 'nosniff')
+          .send(asset.body);
+      }
+      const image = IMAGE_PATH.exec(path);
+      const tenantId = tenantOf(request);
+      if (image === null || tenantId === undefined || !signer.checkImage(tenantId, image[1]!, image[2]!)) {
+        return miss(request, reply, 404);
+      }
+      const scope = new TenantScope(database.kysely, database.engine, tenantId);
+      const id = image[1]!;
+      const fileId = id.startsWith('asset_') ? await liveAssetFileId(scope, id) : id;
+      const file = fileId === null ? null : await readCompletedFile(scope, files.store, fileId);
+      if (file === null) return miss(request, reply, 404);
+      return reply
+        .header('content-type', file.contentType)
+        .header('cache-control', IMAGE_CACHE_CONTROL)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cross-origin-resource-policy', 'cross-origin')
+        .send(file.bytes);
+    },
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/_ap/collect',
+    constraints,
+    bodyLimit: COLLECT_BODY_LIMIT,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const tenantId = tenantOf(request);
+      if (tenantId === undefined) return sendError(reply, 404);
+      return collect.handle(request, reply, tenantId);
+    },
+  });
+
+  // Everything else on a page host: only pages live here.
+  app.route({
+    ...hidden,
+    method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: '/*',
+    constraints,
+    handler: async (_request, reply) => {
+      reply.header('allow', 'GET, HEAD');
+      return sendError(reply, 405);
+    },
+  });
+};
+
+/** Browsers that ask the API host for a path it does not have get the same small page (not JSON). */
+export function wantsHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return (request.method === 'GET' || request.method === 'HEAD') && accept.includes('text/html');
+}
