@@ -166,7 +166,7 @@ export async function findCompletedFile(scope: TenantScope, fileId: string) {
 export async function generatePreviewNow(scope: TenantScope, store: FileStore, fileId: string): Promise<boolean> {
   const file = await q.findFile(scope, fileId);
   if (file?.preview_status !== 'pending') return false;
-  return generatePreview(scope.db, store, file);
+  return generatePreview(scope.unscopedDb(), store, file);
 }
 
 /** The bytes and type of a completed file of the tenant (pages show images with it); else null. */

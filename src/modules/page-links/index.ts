@@ -1,15 +1,2 @@
-import type { ServiceModule } from '../module.js';
-import { pageLinkCommands } from './page-links.cli.js';
-import { pageLinksDemo } from './page-links.demo.js';
-import { pageLinksRoutes } from './page-links.routes.js';
-import { pageLinkSchemas } from './page-links.schemas.js';
-
-export const pageLinksModule: ServiceModule = {
-  name: 'pageLinks',
-  schemas: pageLinkSchemas,
-  routes: pageLinksRoutes,
-  demo: pageLinksDemo,
-  commands: pageLinkCommands,
-};
-
+/** What other modules may use of page links (the page runtime resolves paths the same way). */
 export { normalizePath, RESERVED_SEGMENT } from './page-links.service.js';

@@ -3,7 +3,7 @@ import { forUpdate } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { PageLinksTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const LINK_COLUMNS = [
   'page_links.id',
@@ -36,12 +36,12 @@ function live(scope: TenantScope, audienceId: string | null) {
 }
 
 /** Live links, newest first; with an audience, a range of the index page_links_audience. */
-export async function listPageLinks(scope: TenantScope, audienceId: string | null, page: PageRequest) {
+export async function listPageLinks(scope: TenantScope, audienceId: string | null, window: KeysetWindow) {
   let query = live(scope, audienceId).select(LINK_COLUMNS);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('page_links.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

@@ -62,12 +62,12 @@ export const pageLinksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { scope } = request;
       const audienceId = request.query.audienceId ?? null;
-      const context = `pageLinks.list:${audienceId ?? ''}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await links.listPageLinks(scope, audienceId, page);
-      return pager.envelope(scope.tenantId, context, page, items, (l) => [l.pageLinkId], totalCount);
+      return pager.list(request.scope.tenantId, request.query, {
+        context: `pageLinks.list:${audienceId ?? ''}`,
+        fetch: (window) => links.listPageLinks(request.scope, audienceId, window),
+        keyOf: (l) => [l.pageLinkId],
+      });
     },
   );
 

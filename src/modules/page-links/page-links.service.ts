@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageLinksTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -167,9 +167,9 @@ export async function createPageLink(scope: TenantScope, clock: Clock, body: Pag
   }
 }
 
-export async function listPageLinks(scope: TenantScope, audienceId: string | null, page: PageRequest) {
+export async function listPageLinks(scope: TenantScope, audienceId: string | null, window: KeysetWindow) {
   const [rows, totalCount] = await Promise.all([
-    q.listPageLinks(scope, audienceId, page),
+    q.listPageLinks(scope, audienceId, window),
     q.countPageLinks(scope, audienceId),
   ]);
   return { items: rows.map(toPageLink), totalCount };

@@ -1,20 +1,8 @@
-import { TenantScope } from '../../db/tenant-scope.js';
-import type { CliCommand, CliContext } from '../module.js';
+import { positional, tenantScope } from '../../cli/args.js';
+import type { CliCommand } from '../../cli/command.js';
 import { MAX_DOMAINS_PER_TENANT } from './tenant-domains.schemas.js';
 import * as domains from './tenant-domains.service.js';
 import { apiHostname } from './tenant-domains.service.js';
-
-function scopeOf(ctx: CliContext, values: Record<string, unknown>): TenantScope {
-  const tenant = values.tenant;
-  if (typeof tenant !== 'string' || tenant === '') throw new Error('--tenant is required');
-  return new TenantScope(ctx.db, ctx.database.engine, tenant);
-}
-
-function positional(positionals: string[], name: string): string {
-  const value = positionals[0];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
 
 /** `domain add|list|remove`: the same rules as the API (running servers pick changes up within a second). */
 export const tenantDomainCommands: CliCommand[] = [
@@ -25,7 +13,7 @@ export const tenantDomainCommands: CliCommand[] = [
     positionals: 'HOSTNAME',
     run: async (ctx, { values, positionals }) =>
       domains.createTenantDomain(
-        scopeOf(ctx, values),
+        await tenantScope(ctx, values),
         ctx.clock,
         { hostname: positional(positionals, 'HOSTNAME') },
         { apiHostname: apiHostname(ctx.config.publicBaseUrl) },
@@ -36,7 +24,7 @@ export const tenantDomainCommands: CliCommand[] = [
     summary: 'List a tenant’s domains, newest first',
     options: { tenant: { type: 'string' } },
     run: async (ctx, { values }) => {
-      const { items } = await domains.listTenantDomains(scopeOf(ctx, values), {
+      const { items } = await domains.listTenantDomains(await tenantScope(ctx, values), {
         limit: MAX_DOMAINS_PER_TENANT,
         after: null,
       });
@@ -50,7 +38,7 @@ export const tenantDomainCommands: CliCommand[] = [
     positionals: 'TENANT_DOMAIN_ID',
     run: async (ctx, { values, positionals }) => {
       const tenantDomainId = positional(positionals, 'TENANT_DOMAIN_ID');
-      const hostname = await domains.deleteTenantDomain(scopeOf(ctx, values), ctx.clock, tenantDomainId);
+      const hostname = await domains.deleteTenantDomain(await tenantScope(ctx, values), ctx.clock, tenantDomainId);
       return { tenantDomainId, hostname, removed: true };
     },
   },

@@ -2,7 +2,7 @@ import type { Insertable, Kysely } from 'kysely';
 import { keysetAfter } from '../../db/keyset.js';
 import type { DB, TenantDomainsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const COLUMNS = ['tenant_domains.id', 'tenant_domains.hostname', 'tenant_domains.created_at'] as const;
 const NEWEST_FIRST = [{ ref: 'tenant_domains.id', direction: 'desc' as const }];
@@ -19,12 +19,12 @@ export async function findTenantDomain(scope: TenantScope, id: string) {
     .executeTakeFirst();
 }
 
-export async function listTenantDomains(scope: TenantScope, page: PageRequest) {
+export async function listTenantDomains(scope: TenantScope, window: KeysetWindow) {
   let query = scope.selectFrom('tenant_domains').select(COLUMNS).where('tenant_domains.deleted_at', 'is', null);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('tenant_domains.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

@@ -53,13 +53,12 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TenantDomainList, ...standardErrorResponses },
       },
     },
-    async (request) => {
-      const { scope } = request;
-      const context = 'tenantDomains.list';
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await domains.listTenantDomains(scope, page);
-      return pager.envelope(scope.tenantId, context, page, items, (d) => [d.tenantDomainId], totalCount);
-    },
+    async (request) =>
+      pager.list(request.scope.tenantId, request.query, {
+        context: 'tenantDomains.list',
+        fetch: (window) => domains.listTenantDomains(request.scope, window),
+        keyOf: (d) => [d.tenantDomainId],
+      }),
   );
 
   app.delete(

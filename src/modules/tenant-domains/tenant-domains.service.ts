@@ -1,7 +1,7 @@
 import { isUniqueViolation } from '../../db/errors.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalHostname } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
@@ -67,8 +67,8 @@ export async function createTenantDomain(
   }
 }
 
-export async function listTenantDomains(scope: TenantScope, page: PageRequest) {
-  const [rows, totalCount] = await Promise.all([q.listTenantDomains(scope, page), q.countTenantDomains(scope)]);
+export async function listTenantDomains(scope: TenantScope, window: KeysetWindow) {
+  const [rows, totalCount] = await Promise.all([q.listTenantDomains(scope, window), q.countTenantDomains(scope)]);
   return { items: rows.map(toTenantDomain), totalCount };
 }
 
