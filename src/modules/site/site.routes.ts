@@ -103,14 +103,18 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
       .header('referrer-policy', REFERRER_POLICY)
       .send(errorPage(status));
 
-  const htmlErrors = (error: { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
-    const status =
-      error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status >= 500) request.log.error({ err: error }, 'page request failed');
-    return sendError(
-      reply,
-      status === 404 || status === 405 || status === 410 || status === 429 ? status : status >= 500 ? 500 : 404,
-    );
+  /** Errors on page hosts as the small HTML pages: a bad URL is "no page here", never a stack trace. */
+  const htmlErrors = (
+    error: { statusCode?: number; status?: number },
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const status = error.status ?? error.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'page request failed');
+      return sendError(reply, 500);
+    }
+    return sendError(reply, status === 405 || status === 410 || status === 429 ? status : 404);
   };
 
   const hidden: RouteShorthandOptions = { schema: { hide: true }, errorHandler: htmlErrors };
