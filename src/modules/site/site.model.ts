@@ -68,7 +68,7 @@ export interface PageModel {
   heading: string;
   /** The lead paragraph under the heading (the metadata description), if any. */
   lead: string | null;
-  /** The name shown in the top bar (og:site_name), if any. */
+  /** The name shown in the top bar (og:site_name, else the metadata title), if any. */
   siteName: string | null;
   /** A CSS hex colour for buttons and accents (from themeColor when it is one). */
   accent: string | null;
@@ -214,7 +214,7 @@ export function pageModel(artifact: unknown, imagePath: ImagePath): PageModel {
     head: model,
     heading: str(content.title, 255).trim() || model.title,
     lead: model.description,
-    siteName: text(metadata.ogSiteName, 255),
+    siteName: text(metadata.ogSiteName, 255) ?? text(metadata.title, 255),
     accent: model.themeColor !== null && HEX_COLOUR.test(model.themeColor) ? model.themeColor : null,
     headerAction,
     actions,

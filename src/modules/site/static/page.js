@@ -59,7 +59,7 @@
       sent: '',
     };
     session = s;
-    var request = post({ t: 'start', v: view, u: location.href, r: document.referrer }, false);
+    var request = post({ t: 'start', v: view, u: location.href }, false);
     s.ready = (request || Promise.resolve(null))
       .then(function (res) {
         return res && res.status === 201 ? res.json() : null;
