@@ -255,7 +255,7 @@ describe('POST /_ap/collect', () => {
   it('records nothing for Global Privacy Control and for declared crawlers', async () => {
     const before = await sessions();
     for (const headers of [
-      { 'sec-gpc': '1' },
+      { 'sec-gpc': '1' } as Record<string, string>,
       { 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' },
       {
         'user-agent':
