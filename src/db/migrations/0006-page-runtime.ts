@@ -29,7 +29,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await db.schema
     .createIndex('audiences_route_key')
     .on('audiences')
-    .columns(['tenant_id', 'page_id', 'person_route_key'])
+    .columns(['tenant_id', 'person_route_key', 'page_id'])
     .where(sql.ref('person_route_key'), 'is not', null)
     .execute();
 }
