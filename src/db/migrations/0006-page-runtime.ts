@@ -32,4 +32,12 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .columns(['tenant_id', 'person_route_key', 'page_id'])
     .where(sql.ref('person_route_key'), 'is not', null)
     .execute();
+
+  // Page-hours oldest first (the sessions' retention walks them).
+  await db.schema
+    .createIndex('audience_session_hours_page_hour')
+    .on('audience_session_hours')
+    .column('hour')
+    .where(sql.ref('audience_id'), '=', '')
+    .execute();
 }
