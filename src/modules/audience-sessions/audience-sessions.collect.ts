@@ -14,8 +14,6 @@ import * as q from './audience-sessions.queries.js';
  */
 
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
-/** Engaged for this long (or a conversion, or a form) and the session is not a bounce (GA4's rule). */
-export const ENGAGED_SECONDS = 10;
 const UTM_MAX = 200;
 const URL_MAX = 2048;
 const TITLE_MAX = 255;

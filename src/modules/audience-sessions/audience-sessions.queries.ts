@@ -143,6 +143,9 @@ export async function findAudienceForSession(scope: TenantScope, audienceId: str
     .executeTakeFirst();
 }
 
+/** Engaged this long (or a conversion, or a form) and a session is not a bounce (GA4's rule). */
+export const ENGAGED_SECONDS = 10;
+
 export interface ActivityTotals {
   sessionId: string;
   pageId: string;
@@ -175,7 +178,7 @@ const updateActivity = preparedQuery((scope, v: Record<keyof ActivityTotals, str
         max_scroll_depth_percentage: greatest(e, eb.ref('max_scroll_depth_percentage'), sql<number>`${v.scroll}`),
         total_clicks_count: greatest(e, eb.ref('total_clicks_count'), sql<number>`${v.clicks}`),
         has_conversion: converted,
-        is_bounce: sql<boolean>`(${time} < 10 and not ${converted} and not ${eb.ref('has_form_submit')})`,
+        is_bounce: sql<boolean>`(${time} < ${sql.lit(ENGAGED_SECONDS)} and not ${converted} and not ${eb.ref('has_form_submit')})`,
         session_ended_at: greatest(e, eb.ref('session_ended_at'), sql<string>`${v.now}`),
       };
     })

@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { archiveAudience } from '../audiences/audiences.service.js';
-import { createTenantDomain } from '../tenant-domains/tenant-domains.service.js';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
+import { archiveAudience } from '../audiences/index.js';
+import { createTenantDomain } from '../tenant-domains/index.js';
 import { createPageLink, normalizePath } from './page-links.service.js';
+
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const addDomain = async (tenant: Tenant, hostname: string) =>
   (await createTenantDomain(tenant.scope, t.clock, { hostname }, { apiHostname: null })).tenantDomainId;
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
 let audience: string;
 let otherAudience: string;
 let domain: string;
@@ -19,9 +19,6 @@ let bobsAudience: string;
 let bobsDomain: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
   audience = (await makeAudience(alice.scope, t.clock)).audienceId;
   otherAudience = (await makeAudience(alice.scope, t.clock)).audienceId;
   domain = await addDomain(alice, 'go.alice.example');
@@ -29,7 +26,6 @@ beforeAll(async () => {
   bobsAudience = (await makeAudience(bob.scope, t.clock)).audienceId;
   bobsDomain = await addDomain(bob, 'go.bob.example');
 });
-afterAll(() => t.close());
 
 let n = 0;
 async function link(overrides: { path?: string; tenantDomainId?: string | null } = {}) {

@@ -1,19 +1,15 @@
 import compress from '@fastify/compress';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { loadServiceSecret } from '../../db/service-secrets.js';
-import { TenantScope } from '../../db/tenant-scope.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { SessionTokens } from '../audience-sessions/index.js';
-import { liveAssetFileId } from '../assets/index.js';
-import { fileRuntime, readCompletedFile } from '../files/index.js';
+import { fileRuntime } from '../files/index.js';
 import { pageHostsFor, type PageHosts } from '../tenant-domains/index.js';
-import { chooseEncoding, etagFor, notModified, RenderCache, type RenderedEntry } from './site.cache.js';
+import { chooseEncoding, etagFor, notModified } from './site.cache.js';
 import { COLLECT_BODY_LIMIT, collector } from './site.collect.js';
-import { pageModel } from './site.model.js';
-import { findArtifact } from './site.queries.js';
-import { renderErrorPage, renderPage, ERROR_PAGE_CSP } from './site.render.js';
-import { resolvePage } from './site.resolve.js';
+import { ERROR_PAGE_CSP, renderErrorPage } from './site.render.js';
+import { PageService } from './site.service.js';
 import { staticAssets } from './site.static.js';
 import { PageSigner } from './site.tokens.js';
 
@@ -62,8 +58,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   const files = await fileRuntime(app.ctx);
   const assets = staticAssets();
   const renderAssets = { stylesheet: assets.stylesheet.path, script: assets.script.path };
-  const cache = new RenderCache();
-  const rendering = new Map<string, Promise<RenderedEntry>>();
+  const pages = new PageService(database, signer, renderAssets);
   const misses =
     config.pageMissesPerMinute > 0
       ? new TokenBuckets(config.pageMissesPerMinute / 60, config.pageMissesPerMinute)
@@ -132,17 +127,6 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     return `${scheme}://${request.headers.host ?? ''}`;
   };
 
-  async function render(key: string, tenantId: string, versionId: string, audienceId: string, pageOrigin: string) {
-    const artifact = await findArtifact(new TenantScope(database.kysely, database.engine, tenantId), versionId);
-    const model = pageModel(artifact, (_kind, id) => signer.imagePath(tenantId, id));
-    const { html, csp } = renderPage(model, {
-      origin: pageOrigin,
-      viewToken: signer.viewToken(tenantId, audienceId),
-      assets: renderAssets,
-    });
-    return cache.set(key, html, csp);
-  }
-
   app.route({
     ...hidden,
     method: ['GET', 'HEAD'],
@@ -151,22 +135,9 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     handler: async (request, reply) => {
       if (misses !== null && !misses.allows(request.ip)) return sendError(reply.header('retry-after', '60'), 429);
       const host = requestHostname(request.headers.host) ?? '';
-      const path = request.url.split('?', 1)[0]!;
-      const resolution = await resolvePage(database, host, path);
-      if (resolution.status !== 200) return miss(request, reply, resolution.status);
-      const pageOrigin = origin(request);
-      const key = `${resolution.versionId} ${pageOrigin}`;
-      let entry = cache.get(key);
-      if (entry === undefined) {
-        let pending = rendering.get(key);
-        if (pending === undefined) {
-          pending = render(key, resolution.tenantId, resolution.versionId, resolution.audienceId, pageOrigin).finally(
-            () => rendering.delete(key),
-          );
-          rendering.set(key, pending);
-        }
-        entry = await pending;
-      }
+      const outcome = await pages.page(host, request.url.split('?', 1)[0]!, origin(request));
+      if (outcome.status !== 200) return miss(request, reply, outcome.status);
+      const { entry } = outcome;
       const encoding = chooseEncoding(request.headers['accept-encoding']);
       reply
         .header('content-type', 'text/html; charset=utf-8')
@@ -178,7 +149,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
         .header('referrer-policy', REFERRER_POLICY);
       if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();
       if (encoding !== 'identity') reply.header('content-encoding', encoding);
-      return reply.send(cache.encoded(entry, encoding));
+      return reply.send(pages.encoded(entry, encoding));
     },
   });
 
@@ -202,10 +173,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
       if (image === null || tenantId === undefined || !signer.checkImage(tenantId, image[1]!, image[2]!)) {
         return miss(request, reply, 404);
       }
-      const scope = new TenantScope(database.kysely, database.engine, tenantId);
-      const id = image[1]!;
-      const fileId = id.startsWith('asset_') ? await liveAssetFileId(scope, id) : id;
-      const file = fileId === null ? null : await readCompletedFile(scope, files.store, fileId);
+      const file = await pages.image(tenantId, image[1]!, files.store);
       if (file === null) return miss(request, reply, 404);
       return reply
         .header('content-type', file.contentType)

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAudience } from '../../../test/factories/audiences.js';
+import { drainGeneration, makeAudience, publishPageDrafts } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { processNextVersion } from '../audiences/audiences.generation-worker.js';
-import { publishPageDrafts } from '../audiences/audiences.versions.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 let t: TestApp;
@@ -172,8 +170,7 @@ describe('routing', () => {
     expect(created.statusCode).toBe(201);
     // queued: still the published one
     expect(h1((await visit(t, 'e.erin.example', '/p')).body)).toBe('Version one');
-    const deps = { database: t.database, clock: t.clock, logger: t.app.log as never, notify: () => {} };
-    while ((await processNextVersion(deps)) !== null);
+    await drainGeneration(t.database, t.clock);
     // generated as a draft (the page is a draft): still the published one, same bytes
     const draft = await visit(t, 'e.erin.example', '/p');
     expect(draft.body).toBe(first.body);

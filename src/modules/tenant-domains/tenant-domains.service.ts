@@ -72,12 +72,6 @@ export async function listTenantDomains(scope: TenantScope, window: KeysetWindow
   return { items: rows.map(toTenantDomain), totalCount };
 }
 
-export async function getTenantDomain(scope: TenantScope, id: string): Promise<TenantDomain> {
-  const row = await q.findTenantDomain(scope, id);
-  if (row === undefined) throw notFound('tenant domain', id);
-  return toTenantDomain(row);
-}
-
 /**
  * Removes a domain and, in the same transaction, deletes its live links: they stop serving at
  * once. The host name is free again (for this tenant or another). Returns the removed host name.
