@@ -37,12 +37,10 @@ function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: str
   const finish = (q: typeof exact) =>
     q
       .innerJoin('pages as p', (join) => join.onRef('p.id', '=', 'a.page_id').onRef('p.tenant_id', '=', 'd.tenant_id'))
+      // By the audience alone (its id is the tenant's) and a literal status, so that SQLite uses
+      // the partial index of published versions, one row per audience.
       .leftJoin('audience_versions as v', (join) =>
-        join
-          .onRef('v.audience_id', '=', 'a.id')
-          .onRef('v.tenant_id', '=', 'd.tenant_id')
-          // a literal, so that SQLite uses the partial index of published versions
-          .on('v.status', '=', sql.lit('published')),
+        join.onRef('v.audience_id', '=', 'a.id').on('v.status', '=', sql.lit('published')),
       )
       .select([
         'a.id as audience_id',
@@ -54,25 +52,25 @@ function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: str
       ])
       .where('d.hostname', '=', v.host)
       .where('d.deleted_at', 'is', null);
-  return finish(exact).unionAll(finish(byKey as unknown as typeof exact));
+  return { exact: finish(exact), byKey: finish(byKey as unknown as typeof exact) };
 }
 
-const resolveQuery = preparedRawQuery(candidates);
+type Values = { host: string; path: string; parent: string; key: string };
+const exactQuery = preparedRawQuery((db, v: Values) => candidates(db, v).exact);
+const keyQuery = preparedRawQuery((db, v: Values) => candidates(db, v).byKey);
 
-export type Candidate = Awaited<ReturnType<typeof resolveQuery>>[number];
+export type Candidate = Awaited<ReturnType<typeof exactQuery>>[number];
 
 /**
- * Every link that could answer `path` on `host`: links at the path itself (kind `exact`), and
- * links at its parent whose page has an audience with route key `key` (kind `key`), on the
- * host's domain or on no domain. One statement whatever the path, so a wrong key costs what a
- * wrong path costs.
+ * The links that could answer `path` on `host`, on the host's domain or on no domain: the links
+ * at the path itself (kind `exact`); when there are none, the links at its parent whose page has
+ * an audience with route key `key` (kind `key`). Every miss runs both statements, so a wrong key
+ * costs what a wrong path costs.
  */
-export function findCandidates(
-  db: Kysely<DB>,
-  engine: Engine,
-  values: { host: string; path: string; parent: string; key: string },
-) {
-  return resolveQuery(db, engine, values);
+export async function findCandidates(db: Kysely<DB>, engine: Engine, values: Values): Promise<Candidate[]> {
+  const exact = await exactQuery(db, engine, values);
+  if (exact.length > 0) return exact;
+  return keyQuery(db, engine, values);
 }
 
 /** The stored artifact of a version of the tenant. */

@@ -12,7 +12,7 @@ import { findCandidates, type Candidate } from './site.queries.js';
  *
  * A link whose audience or page is archived answers 410 Gone; a deleted page, an unknown path,
  * an unknown or archived key and anything unparseable answer 404 — the same 404 in every case,
- * from the same single query, so route keys cannot be told from missing pages.
+ * after the same two statements, so route keys cannot be told from missing pages.
  */
 export type Resolution =
   | { status: 200; tenantId: string; versionId: string; audienceId: string; pageId: string }

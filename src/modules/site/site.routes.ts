@@ -46,8 +46,8 @@ function pageHostConstraint(hosts: PageHosts) {
 const IMAGE_PATH = /^\/_ap\/img\/((?:file|asset)_[0-9a-z]{26})\/([A-Za-z0-9_-]{22})$/;
 
 export const siteRoutes: FastifyPluginAsync = async (app) => {
-  const { database, clock, config, logger } = app.ctx;
-  const hosts = pageHostsFor(database.kysely, logger);
+  const { database, clock, config } = app.ctx;
+  const hosts = pageHostsFor(app.ctx);
   await hosts.start();
   app.addHook('onClose', () => hosts.stop());
   app.addConstraintStrategy(pageHostConstraint(hosts));

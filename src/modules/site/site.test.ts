@@ -4,6 +4,8 @@ import { makePage } from '../../../test/factories/pages.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { pino } from 'pino';
+import { buildApp } from '../../app.js';
 
 let t: TestApp;
 let alice: Tenant;
@@ -252,5 +254,44 @@ describe('HTTP', () => {
     expect((await visit(t, HOST, '/_ap/page.000000000000.js')).statusCode).toBe(404);
     // not on the API host
     expect((await t.app.inject({ method: 'GET', url: css, headers: { host: 'localhost' } })).statusCode).toBe(404);
+  });
+});
+
+describe('several processes on one database', () => {
+  it('a second process learns a new host within a second, and serves a publish made elsewhere at once', async () => {
+    const other = await buildApp({
+      config: t.app.ctx.config,
+      database: t.database,
+      logger: pino({ level: 'silent' }),
+      clock: t.clock,
+    });
+    await other.ready();
+    try {
+      const frank = await t.createTenant('Frank');
+      const pageId = await makePage(frank.scope, t.clock, { status: 'published', title: 'First' });
+      const { audienceId } = await makeAudience(frank.scope, t.clock, { pageId });
+      await linkOnHost(t, frank, { hostname: 'f.frank.example', path: '/f', audienceId });
+      const inOther = () => other.inject({ method: 'GET', url: '/f', headers: { host: 'f.frank.example' } });
+      const deadline = Date.now() + 1_500;
+      let res = await inOther();
+      while (res.statusCode !== 200 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        res = await inOther();
+      }
+      expect(res.statusCode).toBe(200);
+      expect(h1(res.body)).toBe('First');
+
+      // published through the first process: the other one's cache is keyed by the version
+      await frank.scope.updateTable('pages').set({ title: 'Second' }).where('id', '=', pageId).execute();
+      await t.request(frank, {
+        method: 'POST',
+        url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
+        payload: {},
+      });
+      await drainGeneration(t.database, t.clock);
+      expect(h1((await inOther()).body)).toBe('Second');
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/schema.js';
+import type { AppContext } from '../../http/context.js';
 import { domainsStamp, liveHostnames } from './tenant-domains.queries.js';
 
 /** How often every process checks the database for domains added or removed elsewhere. */
@@ -77,11 +78,11 @@ export class PageHosts {
   }
 }
 
-const registries = new WeakMap<object, PageHosts>();
+const registries = new WeakMap<AppContext, PageHosts>();
 
-/** The one registry of a database connection (the page router and the domain routes share it). */
-export function pageHostsFor(db: Kysely<DB>, logger?: Logger): PageHosts {
-  let hosts = registries.get(db);
-  if (hosts === undefined) registries.set(db, (hosts = new PageHosts(db, logger)));
+/** The one registry of an app (its page router and its domain routes share it). */
+export function pageHostsFor(ctx: AppContext): PageHosts {
+  let hosts = registries.get(ctx);
+  if (hosts === undefined) registries.set(ctx, (hosts = new PageHosts(ctx.database.kysely, ctx.logger)));
   return hosts;
 }

@@ -15,8 +15,8 @@ import { apiHostname } from './tenant-domains.service.js';
 const EXTENSION = 'Extension of the interface (docs/api.md, Tenant domains). ';
 
 export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { pager, clock, config, database, logger } = app.ctx;
-  const hosts = pageHostsFor(database.kysely, logger);
+  const { pager, clock, config } = app.ctx;
+  const hosts = pageHostsFor(app.ctx);
   const ownHost = apiHostname(config.publicBaseUrl);
 
   app.post(

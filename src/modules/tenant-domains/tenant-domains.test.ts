@@ -62,7 +62,7 @@ describe('POST /v0/tenant_domains', () => {
       hostname: 'pages.xn--bcher-kva.example',
       createdAt: t.clock.now().toISOString(),
     });
-    expect(pageHostsFor(t.database.kysely).has('pages.xn--bcher-kva.example')).toBe(true);
+    expect(pageHostsFor(t.app.ctx).has('pages.xn--bcher-kva.example')).toBe(true);
   });
 
   it('answers 409 hostname_taken for a host name held by anyone, without saying by whom', async () => {
@@ -158,7 +158,7 @@ describe('DELETE /v0/tenant_domains/{id}', () => {
     const res = await remove(dave, domain.tenantDomainId);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
-    expect(pageHostsFor(t.database.kysely).has('go.dave.example')).toBe(false);
+    expect(pageHostsFor(t.app.ctx).has('go.dave.example')).toBe(false);
     const links = await t.request(dave, { method: 'GET', url: '/v0/page_links' });
     expect(links.json().items.map((l: { pageLinkId: string }) => l.pageLinkId)).toEqual([elsewhere.json().pageLinkId]);
     const gone = await t.request(dave, {
