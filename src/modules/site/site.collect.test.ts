@@ -303,4 +303,42 @@ describe('rate limits', () => {
       await limited.close();
     }
   });
+
+  it('limits the events of one page over all addresses, and only that page', async () => {
+    const limited = await startTestApp({
+      config: { PAGE_EVENTS_PER_SECOND: '0', PAGE_EVENTS_PER_PAGE_PER_SECOND: '1' },
+    });
+    try {
+      const erin = await limited.createTenant('Erin');
+      const a = await makeAudience(erin.scope, limited.clock);
+      const b = await makeAudience(erin.scope, limited.clock);
+      const { tenantDomainId } = await linkOnHost(limited, erin, {
+        hostname: 'e.erin.example',
+        path: '/a',
+        audienceId: a.audienceId,
+      });
+      await linkOnHost(limited, erin, { tenantDomainId, path: '/b', audienceId: b.audienceId });
+      const views = [
+        viewOf((await visit(limited, 'e.erin.example', '/a')).body),
+        viewOf((await visit(limited, 'e.erin.example', '/b')).body),
+      ];
+      const send = (v: string, i: number) =>
+        limited.app.inject({
+          method: 'POST',
+          url: '/_ap/collect',
+          remoteAddress: `10.0.${Math.floor(i / 250)}.${i % 250}`,
+          headers: { host: 'e.erin.example', 'content-type': 'text/plain', 'user-agent': UA },
+          payload: JSON.stringify({ t: 'start', v, u: 'http://e.erin.example/a' }),
+        });
+      const first = await Promise.all(Array.from({ length: 12 }, (_, i) => send(views[0]!, i)));
+      const created = first.filter((r) => r.statusCode === 201).length;
+      expect(created).toBeGreaterThanOrEqual(5);
+      expect(created).toBeLessThanOrEqual(7);
+      expect(first.filter((r) => r.statusCode === 429)).toHaveLength(12 - created);
+      // another page of the same tenant is not affected
+      expect((await send(views[1]!, 99)).statusCode).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
 });
