@@ -37,6 +37,10 @@ export interface LoadOptions {
   durationSeconds?: number;
   /** Skip the ceiling comparison (e.g. for write paths where it means little). Default false. */
   noCeiling?: boolean;
+  /** Extra request headers (e.g. the Host of a tenant's page domain). */
+  headers?: Record<string, string>;
+  /** Told the number and status of every completed request (each connection sends one at a time). */
+  onResponse?: (n: number, status: number) => void;
   extra?: Record<string, unknown>;
 }
 
@@ -81,6 +85,10 @@ export async function startService(dataDir: string, env: Record<string, string> 
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_SECOND: '0',
+      // capacity is measured, not the limits that protect it
+      PAGE_EVENTS_PER_SECOND: '0',
+      PAGE_EVENTS_PER_PAGE_PER_SECOND: '0',
+      PAGE_MISSES_PER_MINUTE: '0',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -135,7 +143,7 @@ export async function runLoad(
   options: LoadOptions,
   durationSeconds: number,
 ): Promise<Omit<Measurement, 'scenario' | 'ratioToCeiling'>> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   const method = options.method ?? 'GET';
   const paths = options.paths ?? [options.path];
@@ -149,8 +157,9 @@ export async function runLoad(
       {
         method,
         headers,
-        setupRequest: (req) => {
+        setupRequest: (req, context) => {
           const n = i++;
+          (context as { n?: number }).n = n;
           const body = typeof options.body === 'function' ? (options.body as (i: number) => unknown)(n) : options.body;
           return {
             ...req,
@@ -158,8 +167,9 @@ export async function runLoad(
             body: body === undefined ? undefined : JSON.stringify(body),
           };
         },
-        onResponse: (_status, body) => {
+        onResponse: (status, body, context) => {
           if (responseBytes === 0) responseBytes = Buffer.byteLength(body);
+          options.onResponse?.((context as { n: number }).n, status);
         },
       },
     ],

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { connectDatabase, sqliteFileIn } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -20,9 +21,25 @@ const duration = quick ? 2 : 8;
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
-const database = connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
+// BENCH_DATABASE_URL=postgres://… runs the service (and the seeding) on PostgreSQL, in a fresh schema.
+const pgUrl = process.env.BENCH_DATABASE_URL?.trim() || null;
+const pgSchema = pgUrl ? `bench_${process.pid}` : null;
+if (pgUrl) {
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  await admin.query(`create schema ${pgSchema}`);
+  await admin.query('create extension if not exists pg_trgm with schema public');
+  await admin.end();
+}
+const database = pgUrl
+  ? connectDatabase({ databaseUrl: pgUrl, pgSchema: `${pgSchema},public`, pgPoolSize: 10 })
+  : connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
 await migrateToLatest(database);
-const service = await startService(dataDir);
+const service = await startService(
+  dataDir,
+  pgUrl ? { DATABASE_URL: pgUrl, PGOPTIONS: `-c search_path=${pgSchema},public` } : {},
+);
+console.log(`engine: ${database.engine}`);
 const ceiling = new Ceiling(duration);
 const measurements: Measurement[] = [];
 let current = '';
@@ -71,6 +88,12 @@ try {
   await service.stop();
   await database.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (pgUrl) {
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`drop schema if exists ${pgSchema} cascade`);
+    await admin.end();
+  }
 }
 
 const report = {
@@ -82,6 +105,7 @@ const report = {
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
   },
+  engine: database.engine,
   durationSecondsPerLoad: duration,
   quick,
   measurements,

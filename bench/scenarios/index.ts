@@ -3,6 +3,7 @@ import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
+import { siteScenario } from './site.js';
 import { webhooksScenario } from './webhooks.js';
 
 /** Every bench scenario, run in this order by `npm run bench` (or pick with BENCH_ONLY=pages,…). */
@@ -12,4 +13,5 @@ export const scenarios: BenchScenario[] = [
   audiencesScenario,
   assetsScenario,
   webhooksScenario,
+  siteScenario,
 ];
