@@ -48,6 +48,23 @@ export default tseslint.config(
     },
   },
   {
+    // The page runtime's script runs in visitors' browsers, not in Node.
+    files: ['src/modules/site/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+        setInterval: 'readonly',
+        addEventListener: 'readonly',
+        Promise: 'readonly',
+      },
+    },
+  },
+  {
     files: PLUMBING.map((dir) => `src/${dir}/**/*.ts`),
     rules: { 'no-restricted-imports': ['error', { patterns: [plumbingNeverImportsModules] }] },
   },

@@ -42,6 +42,13 @@ export interface LoadOptions {
   rounds?: number;
   /** Skip the ceiling comparison (e.g. for write paths where it means little). Default false. */
   noCeiling?: boolean;
+  /** Extra request headers (e.g. the Host of a tenant's page domain). */
+  headers?: Record<string, string>;
+  /**
+   * Told the number and status of every completed request (each connection sends one at a time).
+   * wrk cannot report single responses, so such a load runs with autocannon.
+   */
+  onResponse?: (n: number, status: number) => void;
   extra?: Record<string, unknown>;
 }
 
@@ -136,6 +143,10 @@ export async function startService(env: Record<string, string>): Promise<Service
       RATE_LIMIT_PER_SECOND: '0',
       // Files on disk on both engines, so that a scenario can seed them where the service reads.
       FILE_STORAGE: 'disk',
+      // capacity is measured, not the limits that protect it
+      PAGE_EVENTS_PER_SECOND: '0',
+      PAGE_EVENTS_PER_PAGE_PER_SECOND: '0',
+      PAGE_MISSES_PER_MINUTE: '0',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -24,6 +24,10 @@ export interface LoadSpec {
   durationSeconds: number;
   /** Pause of each connection before each request (wrk only): caps the rate at about connections × 1000 / delay. */
   delayMs?: number;
+  /** Request n, made when it is sent (autocannon only; wrk rotates through `requests`). */
+  next?: (n: number) => BenchRequest;
+  /** Told every response's request number and status: forces autocannon (wrk reports totals only). */
+  onResponse?: (n: number, status: number) => void;
 }
 
 export interface LoadResult {
@@ -89,7 +93,7 @@ function hasWrk(): boolean {
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  return chooseLoader() === 'wrk' ? runWrk(spec) : runAutocannon(spec);
+  return chooseLoader() === 'wrk' && spec.onResponse === undefined ? runWrk(spec) : runAutocannon(spec);
 }
 
 const LUA_DONE = `
@@ -199,10 +203,13 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     requests: [
       {
         headers: spec.headers,
-        setupRequest: (req) => {
-          const r = spec.requests[i++ % spec.requests.length]!;
+        setupRequest: (req, context) => {
+          const n = i++;
+          (context as { n?: number }).n = n;
+          const r = spec.next ? spec.next(n) : spec.requests[n % spec.requests.length]!;
           return { ...req, method: r.method as 'GET', path: r.path, body: r.body };
         },
+        onResponse: (status, _body, context) => spec.onResponse?.((context as { n: number }).n, status),
       },
     ],
   });

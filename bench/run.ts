@@ -13,6 +13,7 @@
  * BENCH_WEB_CONCURRENCY=N: the service's WEB_CONCURRENCY (PostgreSQL)
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Engine } from '../src/db/connect.js';
@@ -37,7 +38,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 /** BENCH_LOADS=limit=1,persons/{id}: run only the loads whose name contains one of these. */
 const onlyLoads = process.env.BENCH_LOADS?.split(',').map((s) => s.trim());
-const engineChoice = (process.env.BENCH_ENGINE ?? 'sqlite').trim();
+// BENCH_DATABASE_URL alone (as before BENCH_ENGINE existed) means PostgreSQL.
+const engineChoice = (process.env.BENCH_ENGINE ?? (process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite')).trim();
 if (!['sqlite', 'postgres', 'both'].includes(engineChoice)) {
   throw new Error(`BENCH_ENGINE must be sqlite, postgres or both, got "${engineChoice}"`);
 }
@@ -56,6 +58,21 @@ console.log(
       .join(' ')}`,
 );
 
+/** Where request numbers of a round start, so that rounds never reuse a number. */
+const roundOffset = (options: LoadOptions, round: number) => round * (options.durationSeconds ?? duration) * 20_000;
+
+/** Request n of a round, made when it is sent (for loads that watch each response). */
+function lazyRequests(options: LoadOptions, round: number): (n: number) => BenchRequest {
+  const method = options.method ?? 'GET';
+  const paths = options.paths ?? [options.path];
+  const offset = roundOffset(options, round);
+  return (n) => {
+    const i = offset + n;
+    const body = typeof options.body === 'function' ? (options.body as (i: number) => unknown)(i) : options.body;
+    return { method, path: paths[i % paths.length]!, body: body === undefined ? undefined : JSON.stringify(body) };
+  };
+}
+
 /** Requests to rotate through: the distinct paths, or as many bodies as a round can send. */
 function requestsOf(options: LoadOptions, round: number): BenchRequest[] {
   const method = options.method ?? 'GET';
@@ -72,10 +89,18 @@ function requestsOf(options: LoadOptions, round: number): BenchRequest[] {
   });
 }
 
-async function responseBytes(baseUrl: string, options: LoadOptions, request: BenchRequest): Promise<number> {
-  if (request.method !== 'GET') return 0;
-  const res = await fetch(baseUrl + request.path, { headers: options.apiKey ? { 'x-api-key': options.apiKey } : {} });
-  return (await res.arrayBuffer()).byteLength;
+/** The body size of a GET (to pick the ceiling's), sent with the load's headers (Host included). */
+function responseBytes(baseUrl: string, headers: Record<string, string>, request: BenchRequest): Promise<number> {
+  if (request.method !== 'GET') return Promise.resolve(0);
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${baseUrl}${request.path}`, { headers }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve(bytes));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 const skipped: Measurement = {
@@ -112,7 +137,7 @@ async function runEngine(engine: Engine) {
       if (onlyLoads && !onlyLoads.some((part) => options.name.includes(part))) {
         return { ...skipped, scenario: current, name: options.name, extra: {} };
       }
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
       if (options.apiKey) headers['x-api-key'] = options.apiKey;
       const n = options.rounds ?? rounds;
       const results: (LoadResult & {
@@ -123,13 +148,20 @@ async function runEngine(engine: Engine) {
       let bytes = 0;
       const loadAverage = os.loadavg()[0]!;
       for (let round = 0; round < n; round++) {
-        const requests = requestsOf(options, round);
-        if (round === 0) bytes = await responseBytes(service.baseUrl, options, requests[0]!);
+        // A load that watches each response makes each request when it is sent (autocannon).
+        const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
+        if (round === 0) bytes = await responseBytes(service.baseUrl, headers, requests[0]!);
         const cpuBefore = processTreeCpuMicros(service.pid);
         const result = await runLoad({
           baseUrl: service.baseUrl,
           headers,
           requests,
+          ...(options.onResponse
+            ? {
+                next: lazyRequests(options, round),
+                onResponse: (n: number, status: number) => options.onResponse!(roundOffset(options, round) + n, status),
+              }
+            : {}),
           connections: options.connections ?? CONNECTIONS,
           durationSeconds: options.durationSeconds ?? duration,
         });

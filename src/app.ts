@@ -20,6 +20,7 @@ import { validatorCompiler } from './http/validation.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { LazyChildLogger } from './lib/logger.js';
 import { modules } from './modules/index.js';
+import { browserNotFound } from './modules/site/index.js';
 
 export interface AppDeps {
   config: Config;
@@ -52,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    // a hop count is accepted at run time (proxy-addr) though the types only name booleans and lists
+    trustProxy: config.trustProxy as boolean,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given)
@@ -99,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   registerProblemHandler(app);
-  registerMethodNotAllowed(app);
+  registerMethodNotAllowed(app, { notFoundPage: browserNotFound });
   registerNulGuard(app);
 
   await app.register(swagger, {

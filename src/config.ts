@@ -51,6 +51,22 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Days that events, deliveries and attempts are kept. */
   readonly webhookRetentionDays: number;
+  /**
+   * Page visit events (collection endpoint) per second per client address; bursts of 5× are
+   * allowed. 0 turns the limit off.
+   */
+  readonly pageEventsPerSecond: number;
+  /** Page visit events per second per audience page, over all visitors (bursts of 5×). 0: off. */
+  readonly pageEventsPerPagePerSecond: number;
+  /** Requests for pages that do not exist (404/410) per minute per client address on page hosts. 0: off. */
+  readonly pageMissesPerMinute: number;
+  /**
+   * Whether (and how far) to trust X-Forwarded-For for the client address: false, true (any
+   * proxy), or the number of proxies in front. The address only feeds rate limits; it is never stored.
+   */
+  readonly trustProxy: boolean | number;
+  /** Days that audience sessions recorded by pages are kept (older whole hours are deleted). */
+  readonly sessionRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -132,6 +148,11 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   }
 
+  const trustRaw = env.TRUST_PROXY?.trim().toLowerCase() ?? '';
+  let trustProxy: boolean | number = false;
+  if (/^\d{1,2}$/.test(trustRaw)) trustProxy = Number(trustRaw);
+  else if (trustRaw !== '') trustProxy = bool('TRUST_PROXY', false);
+
   const config: Config = {
     port: int('PORT', 3000, 0, 65535),
     host,
@@ -153,6 +174,11 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+    pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
+    pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
+    pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),
+    trustProxy,
+    sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
   };
 
   if (config.webConcurrency > 1 && databaseUrl === null) {

@@ -3,6 +3,7 @@ import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
+import { siteScenario } from './site.js';
 import { soakScenario } from './soak.js';
 import { webhooksScenario } from './webhooks.js';
 
@@ -13,5 +14,6 @@ export const scenarios: BenchScenario[] = [
   audiencesScenario,
   assetsScenario,
   webhooksScenario,
+  siteScenario,
   soakScenario,
 ];

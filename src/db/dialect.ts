@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Engine } from './connect.js';
 import type { DB } from './schema.js';
 
@@ -74,4 +74,15 @@ export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): 
  */
 export async function lockKey(engine: Engine, db: Kysely<DB>, key: string): Promise<void> {
   if (engine === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
+}
+
+/** The larger of two values (`max(a, b)` on SQLite, `greatest(a, b)` on PostgreSQL; both skip NULL). */
+export function greatest<T>(engine: Engine, a: Expression<T>, b: Expression<T> | T): RawBuilder<T> {
+  return engine === 'postgres' ? sql<T>`greatest(${a}, ${b})` : sql<T>`max(${a}, ${b})`;
+}
+
+/** A text value inside a JSON column, by key path (null when missing). */
+export function jsonText(engine: Engine, column: Expression<unknown>, path: string[]): RawBuilder<string | null> {
+  if (engine === 'postgres') return sql<string | null>`${column} #>> ${`{${path.join(',')}}`}`;
+  return sql<string | null>`json_extract(${column}, ${`$.${path.join('.')}`})`;
 }

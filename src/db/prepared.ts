@@ -66,3 +66,32 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
     return result.rows as InferResult<Q>;
   };
 }
+
+/**
+ * `preparedQuery` for the few hot queries that run before a tenant is known (e.g. resolving a
+ * page host): built on the raw database, so every tenant condition must be written in the query
+ * itself. The same rules: values only as parameters, one prepared query per shape.
+ */
+export function preparedRawQuery<P extends Record<string, unknown>, Q extends Compilable<unknown>>(
+  build: (db: Kysely<DB>, values: Placeholders<P>) => Q,
+) {
+  const compiled = new Map<Engine, { sql: string; slots: (string | { constant: unknown })[] }>();
+
+  return async function execute(db: Kysely<DB>, engine: Engine, values: P): Promise<InferResult<Q>> {
+    let entry = compiled.get(engine);
+    if (entry === undefined) {
+      const placeholders = new Proxy({} as Placeholders<P>, { get: (_t, key) => `${SENTINEL}${String(key)}` });
+      const query = build(db, placeholders).compile();
+      entry = {
+        sql: query.sql,
+        slots: query.parameters.map((p) =>
+          typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
+        ),
+      };
+      compiled.set(engine, entry);
+    }
+    const parameters = entry.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.constant));
+    const result = await db.executeQuery(CompiledQuery.raw(entry.sql, parameters));
+    return result.rows as InferResult<Q>;
+  };
+}

@@ -228,8 +228,11 @@ export interface AudienceSessionHoursTable {
 export interface TenantDomainsTable {
   id: string;
   tenant_id: string;
+  /** Lowercase, IDN as punycode (lib/domain-name.ts canonicalHostname); unique among live domains. */
   hostname: string;
   created_at: Timestamp;
+  /** Removed: its links were deleted with it and its host name is free again. */
+  deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
 }
 
 export interface PageLinksTable {

@@ -46,18 +46,78 @@ export function canonicalDomain(input: string): DomainResult {
   let domain = ascii.toLowerCase();
   if (domain.startsWith('www.') && domain.indexOf('.', 4) !== -1) domain = domain.slice(4);
 
-  if (domain.length > 253) return { ok: false, reason: 'must be at most 253 characters' };
-  const labels = domain.split('.');
-  if (labels.length < 2) return { ok: false, reason: 'must have at least two labels (e.g. example.com)' };
-  for (const label of labels) {
-    if (label.length === 0) return { ok: false, reason: 'must not contain empty labels' };
-    if (label.length > 63) return { ok: false, reason: 'must not contain labels longer than 63 characters' };
-    if (!LABEL.test(label)) return { ok: false, reason: `has an invalid label "${label}"` };
-  }
-  const tld = labels[labels.length - 1]!;
-  if (/^\d+$/.test(tld)) return { ok: false, reason: 'must be a host name, not an IP address' };
+  const shape = hostShape(domain);
+  if (shape !== null) return { ok: false, reason: shape };
+  const tld = domain.slice(domain.lastIndexOf('.') + 1);
   if (NON_PUBLIC_TLDS.has(tld)) return { ok: false, reason: `must be a public domain ("${tld}" is reserved)` };
   return { ok: true, domain };
+}
+
+/**
+ * The shape every stored host name has (ASCII, lowercase): at most 253 characters, at least two
+ * labels of 1..63 letters/digits/hyphens not starting or ending with a hyphen, and a TLD that is
+ * not numeric (so no IP address). Returns why it is not, or null.
+ */
+function hostShape(host: string): string | null {
+  if (host.length > 253) return 'must be at most 253 characters';
+  const labels = host.split('.');
+  if (labels.length < 2) return 'must have at least two labels (e.g. example.com)';
+  for (const label of labels) {
+    if (label.length === 0) return 'must not contain empty labels';
+    if (label.length > 63) return 'must not contain labels longer than 63 characters';
+    if (!LABEL.test(label)) return `has an invalid label "${label}"`;
+  }
+  if (/^\d+$/.test(labels[labels.length - 1]!)) return 'must be a host name, not an IP address';
+  return null;
+}
+
+/** Top-level names no browser will ever resolve to this service. */
+const UNSERVABLE_TLDS = new Set(['arpa', 'invalid']);
+
+/**
+ * A host name a tenant serves pages on, as stored: lowercase, IDN as punycode, a trailing dot
+ * dropped, and nothing else changed (unlike `canonicalDomain`, `www.` is kept: it is a different
+ * host). Refused rather than cleaned up: a scheme, port, path, query, user, IP address, a single
+ * label (`localhost`), wildcards and other non-host characters. `*.localhost` names are allowed
+ * (browsers resolve them to loopback, which makes local use one click).
+ */
+export function canonicalHostname(input: string): DomainResult {
+  let host = input.trim();
+  if (host.length === 0) return { ok: false, reason: 'must not be empty' };
+  if (host.length > MAX_INPUT) return { ok: false, reason: `must be at most ${MAX_INPUT} characters` };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(host)) return { ok: false, reason: 'must be a host name without a scheme' };
+  if (host.startsWith('[') || /^[\d.]+$/.test(host) || (host.match(/:/g)?.length ?? 0) > 1) {
+    return { ok: false, reason: 'must be a host name, not an IP address' };
+  }
+  if (host.includes(':')) return { ok: false, reason: 'must be a host name without a port' };
+  if (/[/?#]/.test(host)) return { ok: false, reason: 'must be a host name without a path, query or fragment' };
+  if (host.includes('@')) return { ok: false, reason: 'must be a host name, not an address with a user' };
+  if (/[\s*_]/.test(host)) return { ok: false, reason: 'must not contain spaces, wildcards or underscores' };
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  const ascii = domainToASCII(host);
+  if (ascii === '') return { ok: false, reason: 'is not a valid host name (bad characters or invalid punycode)' };
+  const hostname = ascii.toLowerCase();
+  const shape = hostShape(hostname);
+  if (shape !== null) return { ok: false, reason: shape };
+  const tld = hostname.slice(hostname.lastIndexOf('.') + 1);
+  if (UNSERVABLE_TLDS.has(tld)) return { ok: false, reason: `must be a resolvable host name ("${tld}" is reserved)` };
+  return { ok: true, domain: hostname };
+}
+
+/**
+ * The host name of a request's `Host` header as `canonicalHostname` stores it (lowercase, port and
+ * a trailing dot removed), or null when the header is not a host name. Cheap: runs on every request.
+ */
+export function requestHostname(header: string | undefined): string | null {
+  if (header === undefined || header.length === 0 || header.length > 260) return null;
+  let end = header.length;
+  const colon = header.lastIndexOf(':');
+  if (colon !== -1) {
+    if (header.charCodeAt(0) === 91 /* [ */) return null;
+    end = colon;
+  }
+  if (header.charCodeAt(end - 1) === 46 /* . */) end -= 1;
+  return header.slice(0, end).toLowerCase();
 }
 
 /**

@@ -14,7 +14,8 @@ export const demoCommand: CliCommand = {
     });
     const key = await createApiKey(ctx.db, ctx.clock, { tenantId: tenant.tenantId, name: 'demo' });
     const scope = new TenantScope(ctx.db, ctx.database.engine, tenant.tenantId);
-    const created: Record<string, Record<string, unknown>> = {};
+    // Later modules read what earlier ones made; the tenant itself comes first (e.g. its name for host names).
+    const created: Record<string, Record<string, unknown>> = { tenants: { name: tenant.name } };
     for (const module of modules) {
       if (module.demo)
         created[module.name] = await module.demo({ scope, clock: ctx.clock, config: ctx.config, created });

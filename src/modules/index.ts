@@ -8,6 +8,8 @@ import { pageLinksModule } from './page-links/page-links.module.js';
 import { pagesModule } from './pages/pages.module.js';
 import { personLogsModule } from './person-logs/person-logs.module.js';
 import { personsModule } from './persons/persons.module.js';
+import { siteModule } from './site/site.module.js';
+import { tenantDomainsModule } from './tenant-domains/tenant-domains.module.js';
 import { tenantsModule } from './tenants/tenants.module.js';
 import { topicsModule } from './topics/topics.module.js';
 import { webhooksModule } from './webhooks/webhooks.module.js';
@@ -26,9 +28,11 @@ export const modules: ServiceModule[] = [
   accountsModule,
   audiencesModule,
   audienceSessionsModule,
+  tenantDomainsModule,
   pageLinksModule,
   filesModule,
   assetsModule,
   topicsModule,
   webhooksModule,
+  siteModule,
 ];

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { sendProblem } from './problem.js';
 
@@ -6,9 +6,17 @@ import { sendProblem } from './problem.js';
  * Fastify answers an unknown method on a known path with 404; HTTP says 405 with `Allow`.
  * Every route is recorded as it is added, and the not-found handler consults that record.
  */
-export function registerMethodNotAllowed(app: FastifyInstance) {
+export function registerMethodNotAllowed(
+  app: FastifyInstance,
+  options: {
+    /** Answers a not-found request otherwise (e.g. an HTML page for a browser), or returns undefined. */
+    notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
+  } = {},
+) {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
+    // Routes for other hosts (pages on tenant domains) say nothing about this host's paths.
+    if (route.constraints !== undefined && Object.keys(route.constraints).length > 0) return;
     const pattern = new RegExp(
       `^${route.url
         .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
@@ -24,6 +32,10 @@ export function registerMethodNotAllowed(app: FastifyInstance) {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = new Set<string>();
     for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) allowed.add(m);
+    if (allowed.size === 0) {
+      const page = options.notFoundPage?.(request, reply);
+      if (page !== undefined) return page;
+    }
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
       reply.header('allow', allow);

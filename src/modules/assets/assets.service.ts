@@ -99,3 +99,9 @@ export async function createAsset(
   const current = await q.findAsset(scope, result.body.assetId);
   return { ...result, body: withLinks(result.body, current?.preview_status === 'ready', links) };
 }
+
+/** The file behind a live (not deleted) asset of the tenant, for serving it on a page; else null. */
+export async function liveAssetFileId(scope: TenantScope, assetId: string): Promise<string | null> {
+  const row = await q.findAsset(scope, assetId);
+  return row === undefined || row.lifecycle_state !== 'active' ? null : row.file_id;
+}

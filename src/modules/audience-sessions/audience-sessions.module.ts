@@ -1,6 +1,7 @@
 import type { ServiceModule } from '../module.js';
 import { audienceSessionsDemo } from './audience-sessions.demo.js';
 import { audienceSessionsRoutes } from './audience-sessions.routes.js';
+import { sessionRetentionWorkers } from './audience-sessions.retention.js';
 import { audienceSessionSchemas } from './audience-sessions.schemas.js';
 
 export const audienceSessionsModule: ServiceModule = {
@@ -8,4 +9,5 @@ export const audienceSessionsModule: ServiceModule = {
   schemas: audienceSessionSchemas,
   routes: audienceSessionsRoutes,
   demo: audienceSessionsDemo,
+  workers: sessionRetentionWorkers,
 };

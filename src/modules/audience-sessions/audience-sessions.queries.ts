@@ -1,4 +1,6 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
+import { greatest, jsonText } from '../../db/dialect.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AudienceSessionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -110,4 +112,84 @@ export async function insertSessions(
         .execute();
     }
   });
+}
+
+/**
+ * What a new session of an audience needs: its page, whether it is served (not archived or
+ * deleted), and the title of its published version as visitors see it.
+ */
+export async function findAudienceForSession(scope: TenantScope, audienceId: string) {
+  return scope
+    .selectFrom('audiences')
+    .innerJoin('pages', (join) =>
+      join.onRef('pages.id', '=', 'audiences.page_id').onRef('pages.tenant_id', '=', 'audiences.tenant_id'),
+    )
+    .leftJoin('audience_versions', (join) =>
+      join
+        .onRef('audience_versions.audience_id', '=', 'audiences.id')
+        .onRef('audience_versions.tenant_id', '=', 'audiences.tenant_id')
+        .on('audience_versions.status', '=', sql.lit('published')),
+    )
+    .select((eb) => [
+      'audiences.page_id',
+      'audiences.archived_at',
+      'pages.status as page_status',
+      'pages.deleted_at as page_deleted_at',
+      'pages.title as page_title',
+      'audience_versions.id as version_id',
+      jsonText(scope.engine, eb.ref('audience_versions.artifact'), ['content', 'title']).as('published_title'),
+    ])
+    .where('audiences.id', '=', audienceId)
+    .executeTakeFirst();
+}
+
+/** Engaged this long (or a conversion, or a form) and a session is not a bounce (GA4's rule). */
+export const ENGAGED_SECONDS = 10;
+
+export interface ActivityTotals {
+  sessionId: string;
+  pageId: string;
+  audienceId: string;
+  /** Engaged seconds so far (already capped by the time since the session started). */
+  engaged: number;
+  scroll: number;
+  clicks: number;
+  conversion: boolean;
+  now: string;
+  /** Sessions whose last activity is older than this have ended. */
+  endedBefore: string;
+}
+
+/**
+ * One event of a session: every measure moves to the larger of what is stored and what the page
+ * reports (totals, not increments: repeats, reordering and concurrent events give the same row),
+ * and the bounce flag follows (docs/pages-runtime.md). One statement, on the primary key, for a
+ * session of this page and audience that has not ended; returns whether it matched.
+ */
+const updateActivity = preparedQuery((scope, v: Record<keyof ActivityTotals, string>) => {
+  const e = scope.engine;
+  return scope
+    .updateTable('audience_sessions')
+    .set((eb) => {
+      const time = greatest(e, eb.ref('time_spent_seconds'), sql<number>`${v.engaged}`);
+      const converted = sql<boolean>`(${eb.ref('has_conversion')} or ${v.conversion})`;
+      return {
+        time_spent_seconds: time,
+        max_scroll_depth_percentage: greatest(e, eb.ref('max_scroll_depth_percentage'), sql<number>`${v.scroll}`),
+        total_clicks_count: greatest(e, eb.ref('total_clicks_count'), sql<number>`${v.clicks}`),
+        has_conversion: converted,
+        is_bounce: sql<boolean>`(${time} < ${sql.lit(ENGAGED_SECONDS)} and not ${converted} and not ${eb.ref('has_form_submit')})`,
+        session_ended_at: greatest(e, eb.ref('session_ended_at'), sql<string>`${v.now}`),
+      };
+    })
+    .where('audience_sessions.id', '=', v.sessionId)
+    .where('audience_sessions.page_id', '=', v.pageId)
+    .where('audience_sessions.audience_id', '=', v.audienceId)
+    .where('audience_sessions.session_ended_at', '>=', v.endedBefore)
+    .returning('audience_sessions.id');
+});
+
+export async function recordActivity(scope: TenantScope, totals: ActivityTotals): Promise<boolean> {
+  const rows = await updateActivity(scope, totals as unknown as Record<keyof ActivityTotals, string>);
+  return rows.length === 1;
 }

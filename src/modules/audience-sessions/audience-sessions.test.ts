@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { insertSessions } from './audience-sessions.queries.js';
+import { pruneSessions } from './audience-sessions.retention.js';
 import { makeSession } from './audience-sessions.demo.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
@@ -182,5 +183,26 @@ describe('GET /v0/pages/{page_id}/audience_sessions', () => {
     expect(theirs.json().totalCount).toBe(20);
     const unknown = await get(alice, pageId, '?audienceId=audience_01jb0000000000000000000000');
     expect(unknown.json()).toMatchObject({ items: [], totalCount: 0 });
+  });
+});
+
+describe('retention', () => {
+  it('forgets whole page-hours past the retention, sessions and counts together', async () => {
+    const carol = await t.createTenant('Carol');
+    const a = await makeAudience(carol.scope, t.clock);
+    const random = seededRandom(3);
+    const now = t.clock.now().getTime();
+    const target = { pageId: a.pageId, audienceId: a.audienceId, pageTitle: 'T', pageUrl: 'https://x.example/p' };
+    const old = Array.from({ length: 5 }, (_, i) => makeSession(random, target, now - 401 * 86_400_000 - i * 600_000));
+    const recent = Array.from({ length: 3 }, (_, i) => makeSession(random, target, now - 399 * 86_400_000 + i * 1000));
+    await insertSessions(carol.scope, [...old, ...recent]);
+    expect(await pruneSessions(t.database.kysely, t.clock, 400)).toBeGreaterThan(0);
+    while ((await pruneSessions(t.database.kysely, t.clock, 400)) > 0);
+    const left = await carol.scope.selectFrom('audience_sessions').select('id').execute();
+    expect(left.map((r) => r.id).sort()).toEqual(recent.map((r) => r.id).sort());
+    const res = await get(carol, a.pageId);
+    expect(res.json().totalCount).toBe(3);
+    // the rest of the data is untouched
+    expect((await get(alice, pageId, '?limit=1')).json().totalCount).toBe(30);
   });
 });

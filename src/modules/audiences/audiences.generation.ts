@@ -118,6 +118,9 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
       actions: page.actions as GenerationAction[],
       actionCardWidgets: page.action_card_widgets,
       footerLinks: page.footer_links,
+      scripts: (page.scripts as { name: string; content: string; enabled: boolean }[])
+        .filter((script) => script.enabled)
+        .map(({ name, content }) => ({ name, content })),
     },
     audience: {
       audienceId: audience.id,

@@ -19,6 +19,12 @@ export interface GenerationAction {
   url: string;
 }
 
+export interface GenerationScript {
+  name: string;
+  /** JavaScript, run on the page as the tenant wrote it. */
+  content: string;
+}
+
 export interface GenerationInput {
   version: { versionId: string; versionNumber: number; isNewPageAgent: boolean; supplementaryContext: string | null };
   page: {
@@ -32,6 +38,8 @@ export interface GenerationInput {
     actions: GenerationAction[];
     actionCardWidgets: unknown[];
     footerLinks: unknown[];
+    /** The page's enabled scripts, in order (disabled ones never reach a version). */
+    scripts: GenerationScript[];
   };
   audience: {
     audienceId: string;

@@ -6,7 +6,8 @@ const PLACEHOLDER = /\{\{\s*(company|name|person)\s*\}\}/g;
  * The built-in generator: renders the page for the audience as a JSON document the page renderer
  * serves. Placeholders ({{company}}, {{name}}, {{person}}) are filled from the audience and the
  * person; the header action (or the first one) takes the audience's URL override; form actions
- * take the form id and instructions overrides; metadata is the effective metadata.
+ * take the form id and instructions overrides; metadata is the effective metadata; the page's
+ * enabled scripts are carried along (so a version's HTML depends on its artifact alone).
  */
 export const templateGenerator: VersionGenerator = {
   name: 'template-v1',
@@ -49,6 +50,7 @@ export const templateGenerator: VersionGenerator = {
         actions,
         actionCardWidgets: page.actionCardWidgets,
         footerLinks: page.footerLinks,
+        scripts: page.scripts,
         metadata: input.effectiveMetadata,
         agent: {
           isNewPageAgent: input.version.isNewPageAgent,

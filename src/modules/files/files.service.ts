@@ -168,3 +168,15 @@ export async function generatePreviewNow(scope: TenantScope, store: FileStore, f
   if (file?.preview_status !== 'pending') return false;
   return generatePreview(scope.unscopedDb(), store, file);
 }
+
+/** The bytes and type of a completed file of the tenant (pages show images with it); else null. */
+export async function readCompletedFile(
+  scope: TenantScope,
+  store: FileStore,
+  fileId: string,
+): Promise<{ bytes: Buffer; contentType: string } | null> {
+  const file = await findCompletedFile(scope, fileId);
+  if (file === undefined || file.storage_key === null || file.content_type === null) return null;
+  const bytes = await store.get(file.storage_key);
+  return bytes === null ? null : { bytes, contentType: file.content_type };
+}

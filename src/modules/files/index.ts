@@ -2,3 +2,4 @@
 export { fileRuntime } from './files.runtime.js';
 export { findCompletedFile, generatePreviewNow, uploadFile } from './files.service.js';
 export { createFileStore, type FileStore } from './files.storage.js';
+export { readCompletedFile } from './files.service.js';

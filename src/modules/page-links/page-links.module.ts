@@ -1,4 +1,5 @@
 import type { ServiceModule } from '../module.js';
+import { pageLinkCommands } from './page-links.cli.js';
 import { pageLinksDemo } from './page-links.demo.js';
 import { pageLinksRoutes } from './page-links.routes.js';
 import { pageLinkSchemas } from './page-links.schemas.js';
@@ -8,4 +9,5 @@ export const pageLinksModule: ServiceModule = {
   schemas: pageLinkSchemas,
   routes: pageLinksRoutes,
   demo: pageLinksDemo,
+  commands: pageLinkCommands,
 };

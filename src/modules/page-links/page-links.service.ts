@@ -2,11 +2,13 @@ import type { Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageLinksTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { findTenantDomain } from '../tenant-domains/index.js';
 import * as q from './page-links.queries.js';
-import type { PageLink, PageLinkPatchBody } from './page-links.schemas.js';
+import type { PageLink, PageLinkCreateBody, PageLinkPatchBody } from './page-links.schemas.js';
 
 export function toPageLink(row: q.PageLinkRow): PageLink {
   return {
@@ -28,10 +30,14 @@ function safeDecode(segment: string): string {
   }
 }
 
+/** The first path segment that the page runtime keeps for itself (its script, styles, collection). */
+export const RESERVED_SEGMENT = '_ap';
+
 /**
  * The canonical form of a link path: one leading slash, no trailing or repeated slashes ("/" is
  * the root). Refused (422): a query or fragment, `.` or `..` segments (also percent-encoded),
- * backslashes, whitespace and control characters. Returns the path or throws.
+ * backslashes, whitespace and control characters, and a first segment `_ap` (the page runtime's).
+ * The page server normalizes request paths with the same function. Returns the path or throws.
  */
 export function normalizePath(raw: string, field = '/body/path'): string {
   if (/[?#]/.test(raw)) throw validationFailed(field, 'must not contain a query (?) or fragment (#)');
@@ -42,6 +48,9 @@ export function normalizePath(raw: string, field = '/body/path'): string {
   if (segments.some((s) => ['.', '..'].includes(safeDecode(s)))) {
     throw validationFailed(field, 'must not contain "." or ".." segments');
   }
+  if (segments[0] !== undefined && safeDecode(segments[0]).toLowerCase() === RESERVED_SEGMENT) {
+    throw validationFailed(field, `must not start with /${RESERVED_SEGMENT} (reserved for the page runtime)`);
+  }
   return `/${segments.join('/')}`;
 }
 
@@ -49,6 +58,37 @@ function pathTaken(path: string, existingId: string) {
   return conflict('page_link_path_taken', `Another page link already uses the path "${path}" on this domain.`, {
     conflictingPageLinkId: existingId,
   });
+}
+
+/** A link's domain must be a live domain of the tenant (422), or null for every domain. */
+async function checkDomain(tx: TenantScope, tenantDomainId: string | null) {
+  if (tenantDomainId !== null && (await findTenantDomain(tx, tenantDomainId)) === undefined) {
+    throw validationFailed('/body/tenantDomainId', 'must be the id of one of your domains, or null');
+  }
+}
+
+/** A link's target must be an active audience of the tenant (422). */
+async function checkTarget(tx: TenantScope, audienceId: string) {
+  const audience = await q.findAudienceForLink(tx, audienceId);
+  if (audience === undefined) {
+    throw validationFailed('/body/target/audienceId', 'must be the id of one of your audiences');
+  }
+  if (audience.archived_at !== null) {
+    throw validationFailed('/body/target/audienceId', 'must not be an archived audience');
+  }
+}
+
+/** The path must be free on its domain (409); `self` is the link being moved, if any. */
+async function checkPathFree(tx: TenantScope, domainKey: string, path: string, self: string | null) {
+  const other = await q.findLinkAtPath(tx, domainKey, path);
+  if (other !== undefined && other.id !== self) throw pathTaken(path, other.id);
+}
+
+/** Two links written to the same free path at once: the unique index decides. */
+function uniquePathViolation(error: unknown): unknown {
+  return isUniqueViolation(error)
+    ? new AppError('page_link_path_taken', 'Another page link already uses this path on this domain.', [], 409)
+    : error;
 }
 
 /**
@@ -68,9 +108,7 @@ export async function patchPageLink(
       const changes: Updateable<PageLinksTable> = {};
 
       if (patch.tenantDomainId !== undefined && patch.tenantDomainId !== row.tenant_domain_id) {
-        if (patch.tenantDomainId !== null && (await q.findTenantDomain(tx, patch.tenantDomainId)) === undefined) {
-          throw validationFailed('/body/tenantDomainId', 'must be the id of one of your domains, or null');
-        }
+        await checkDomain(tx, patch.tenantDomainId);
         changes.tenant_domain_id = patch.tenantDomainId;
         changes.domain_key = patch.tenantDomainId ?? '';
       }
@@ -79,63 +117,70 @@ export async function patchPageLink(
         if (path !== row.path) changes.path = path;
       }
       if (patch.target !== undefined) {
-        const audience = await q.findAudienceForLink(tx, patch.target.audienceId);
-        if (audience === undefined) {
-          throw validationFailed('/body/target/audienceId', 'must be the id of one of your audiences');
-        }
-        if (audience.archived_at !== null) {
-          throw validationFailed('/body/target/audienceId', 'must not be an archived audience');
-        }
+        await checkTarget(tx, patch.target.audienceId);
         if (patch.target.targetType !== row.target_type) changes.target_type = patch.target.targetType;
         if (patch.target.audienceId !== row.audience_id) changes.audience_id = patch.target.audienceId;
       }
       if (Object.keys(changes).length === 0) return toPageLink(row);
 
       if (changes.path !== undefined || changes.domain_key !== undefined) {
-        const domainKey = changes.domain_key ?? row.tenant_domain_id ?? '';
-        const path = changes.path ?? row.path;
-        const other = await q.findLinkAtPath(tx, domainKey, path);
-        if (other !== undefined && other.id !== pageLinkId) throw pathTaken(path, other.id);
+        await checkPathFree(tx, changes.domain_key ?? row.tenant_domain_id ?? '', changes.path ?? row.path, pageLinkId);
       }
       changes.updated_at = isoNow(clock);
       await q.updatePageLink(tx, pageLinkId, changes);
       return toPageLink((await q.findPageLink(tx, pageLinkId))!);
     });
   } catch (error) {
-    // Two links moved to the same free path at once: the unique index decides.
-    if (isUniqueViolation(error)) {
-      throw new AppError('page_link_path_taken', 'Another page link already uses this path on this domain.', [], 409);
-    }
-    throw error;
+    throw uniquePathViolation(error);
   }
 }
 
-export interface NewPageLink {
-  tenantDomainId: string | null;
-  path: string;
-  audienceId: string;
+/**
+ * Creates a link (extension, docs/api.md): the same validation and normalization as endpoint 20.
+ * `tenantDomainId` absent or null: the link serves on every domain of the tenant.
+ */
+export async function createPageLink(scope: TenantScope, clock: Clock, body: PageLinkCreateBody): Promise<PageLink> {
+  const tenantDomainId = body.tenantDomainId ?? null;
+  try {
+    return await scope.transaction(async (tx) => {
+      const path = normalizePath(body.path);
+      await checkDomain(tx, tenantDomainId);
+      await checkTarget(tx, body.target.audienceId);
+      await checkPathFree(tx, tenantDomainId ?? '', path, null);
+      const id = newId('pageLink');
+      const now = isoNow(clock);
+      await q.insertPageLink(tx, {
+        id,
+        tenant_domain_id: tenantDomainId,
+        domain_key: tenantDomainId ?? '',
+        path,
+        target_type: body.target.targetType,
+        audience_id: body.target.audienceId,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      });
+      return toPageLink((await q.findPageLink(tx, id))!);
+    });
+  } catch (error) {
+    throw uniquePathViolation(error);
+  }
 }
 
-/** Page links are created by the operator side (demo, imports). */
-export async function createPageLink(scope: TenantScope, clock: Clock, input: NewPageLink): Promise<string> {
-  const id = newId('pageLink');
-  const now = isoNow(clock);
-  await q.insertPageLink(scope, {
-    id,
-    tenant_domain_id: input.tenantDomainId,
-    domain_key: input.tenantDomainId ?? '',
-    path: normalizePath(input.path),
-    target_type: 'audience',
-    audience_id: input.audienceId,
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
+export async function listPageLinks(scope: TenantScope, audienceId: string | null, window: KeysetWindow) {
+  const [rows, totalCount] = await Promise.all([
+    q.listPageLinks(scope, audienceId, window),
+    q.countPageLinks(scope, audienceId),
+  ]);
+  return { items: rows.map(toPageLink), totalCount };
+}
+
+/** Deletes a link (sets `deletedAt`): it stops serving at once and is a 404 everywhere after. */
+export async function deletePageLink(scope: TenantScope, clock: Clock, pageLinkId: string): Promise<void> {
+  await scope.transaction(async (tx) => {
+    const row = await q.findPageLink(tx, pageLinkId, { lock: true });
+    if (row === undefined) throw notFound('page link', pageLinkId);
+    const now = isoNow(clock);
+    await q.updatePageLink(tx, pageLinkId, { deleted_at: now, updated_at: now });
   });
-  return id;
-}
-
-export async function createTenantDomain(scope: TenantScope, clock: Clock, hostname: string): Promise<string> {
-  const id = newId('tenantDomain');
-  await q.insertTenantDomain(scope, { id, hostname: hostname.toLowerCase(), created_at: isoNow(clock) });
-  return id;
 }

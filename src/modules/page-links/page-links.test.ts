@@ -2,10 +2,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { archiveAudience } from '../audiences/index.js';
-import { createPageLink, createTenantDomain, normalizePath } from './page-links.service.js';
+import { createTenantDomain } from '../tenant-domains/index.js';
+import { createPageLink, normalizePath } from './page-links.service.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
+
+const addDomain = async (tenant: Tenant, hostname: string) =>
+  (await createTenantDomain(tenant.scope, t.clock, { hostname }, { apiHostname: null })).tenantDomainId;
 
 let audience: string;
 let otherAudience: string;
@@ -17,19 +21,20 @@ let bobsDomain: string;
 beforeAll(async () => {
   audience = (await makeAudience(alice.scope, t.clock)).audienceId;
   otherAudience = (await makeAudience(alice.scope, t.clock)).audienceId;
-  domain = await createTenantDomain(alice.scope, t.clock, 'go.alice.example');
-  otherDomain = await createTenantDomain(alice.scope, t.clock, 'meet.alice.example');
+  domain = await addDomain(alice, 'go.alice.example');
+  otherDomain = await addDomain(alice, 'meet.alice.example');
   bobsAudience = (await makeAudience(bob.scope, t.clock)).audienceId;
-  bobsDomain = await createTenantDomain(bob.scope, t.clock, 'go.bob.example');
+  bobsDomain = await addDomain(bob, 'go.bob.example');
 });
 
 let n = 0;
 async function link(overrides: { path?: string; tenantDomainId?: string | null } = {}) {
-  return createPageLink(alice.scope, t.clock, {
+  const created = await createPageLink(alice.scope, t.clock, {
     tenantDomainId: overrides.tenantDomainId === undefined ? domain : overrides.tenantDomainId,
     path: overrides.path ?? `/link-${++n}`,
-    audienceId: audience,
+    target: { targetType: 'audience', audienceId: audience },
   });
+  return created.pageLinkId;
 }
 
 const patch = (tenant: Tenant, id: string, body: unknown) =>
@@ -140,10 +145,10 @@ describe('PATCH /v0/page_links/{page_link_id}', () => {
   });
 
   it('answers 404 for another tenant’s link, a deleted link and an unknown id', async () => {
-    const bobs = await createPageLink(bob.scope, t.clock, {
+    const { pageLinkId: bobs } = await createPageLink(bob.scope, t.clock, {
       tenantDomainId: null,
       path: '/b',
-      audienceId: bobsAudience,
+      target: { targetType: 'audience', audienceId: bobsAudience },
     });
     const deleted = await link();
     await alice.scope
@@ -164,5 +169,98 @@ describe('PATCH /v0/page_links/{page_link_id}', () => {
       .where('id', '=', bobs)
       .executeTakeFirstOrThrow();
     expect(bobRow.path).toBe('/b');
+  });
+});
+
+describe('POST /v0/page_links (extension)', () => {
+  const post = (tenant: Tenant, body: unknown) =>
+    t.request(tenant, { method: 'POST', url: '/v0/page_links', payload: body as object });
+
+  it('creates a link with the same normalization as PATCH; no tenantDomainId means every domain', async () => {
+    const res = await post(alice, { path: 'deals//acme/', target: { targetType: 'audience', audienceId: audience } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toEqual({
+      pageLinkId: expect.stringMatching(/^link_/),
+      tenantDomainId: null,
+      path: '/deals/acme',
+      target: { targetType: 'audience', audienceId: audience },
+      createdAt: t.clock.now().toISOString(),
+      updatedAt: t.clock.now().toISOString(),
+      deletedAt: null,
+    });
+    const onDomain = await post(alice, {
+      path: '/deals/acme',
+      tenantDomainId: domain,
+      target: { targetType: 'audience', audienceId: audience },
+    });
+    expect(onDomain.statusCode).toBe(201);
+    const taken = await post(alice, {
+      path: '/deals/acme/',
+      target: { targetType: 'audience', audienceId: otherAudience },
+    });
+    expect(taken.statusCode).toBe(409);
+    expect(problem(taken)).toMatchObject({
+      code: 'page_link_path_taken',
+      conflictingPageLinkId: res.json().pageLinkId,
+    });
+  });
+
+  it('refuses bad input with 422 at the offending field and writes nothing', async () => {
+    const before = await rows();
+    const target = { targetType: 'audience', audienceId: audience };
+    for (const [body, path] of [
+      [{ path: '/a/../b', target }, '/body/path'],
+      [{ path: '/_ap/collect', target }, '/body/path'],
+      [{ path: '/%5Fap', target }, '/body/path'],
+      [{ path: '/x', tenantDomainId: bobsDomain, target }, '/body/tenantDomainId'],
+      [{ path: '/x', target: { targetType: 'audience', audienceId: bobsAudience } }, '/body/target/audienceId'],
+      [{ path: '/x' }, '/body/target'],
+      [{ target }, '/body/path'],
+      [{ path: '/x', target, extra: true }, '/body/extra'],
+    ] as const) {
+      const res = await post(alice, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(422);
+      expect(problem(res).errors.map((e) => e.path)).toContain(path);
+    }
+    expect(await rows()).toEqual(before);
+  });
+});
+
+describe('GET and DELETE /v0/page_links (extension)', () => {
+  it('lists live links newest first, filtered by audience; a deleted link is gone everywhere', async () => {
+    const carol = await t.createTenant('Carol');
+    const a = (await makeAudience(carol.scope, t.clock)).audienceId;
+    const b = (await makeAudience(carol.scope, t.clock)).audienceId;
+    const make = async (path: string, audienceId: string) =>
+      (
+        await t.request(carol, {
+          method: 'POST',
+          url: '/v0/page_links',
+          payload: { path, target: { targetType: 'audience', audienceId } },
+        })
+      ).json().pageLinkId as string;
+    const l1 = await make('/one', a);
+    const l2 = await make('/two', b);
+    const l3 = await make('/three', a);
+    const all = await t.request(carol, { method: 'GET', url: '/v0/page_links' });
+    expect(all.json()).toMatchObject({ totalCount: 3, hasMore: false });
+    expect(all.json().items.map((l: { pageLinkId: string }) => l.pageLinkId)).toEqual([l3, l2, l1]);
+    const ofA = await t.request(carol, { method: 'GET', url: `/v0/page_links?audienceId=${a}&limit=1` });
+    expect(ofA.json()).toMatchObject({ totalCount: 2, hasMore: true });
+    expect(ofA.json().items[0].pageLinkId).toBe(l3);
+
+    const del = await t.request(carol, { method: 'DELETE', url: `/v0/page_links/${l3}` });
+    expect(del.statusCode).toBe(204);
+    expect((await t.request(carol, { method: 'DELETE', url: `/v0/page_links/${l3}` })).statusCode).toBe(404);
+    expect((await t.request(carol, { method: 'PATCH', url: `/v0/page_links/${l3}`, payload: {} })).statusCode).toBe(
+      404,
+    );
+    const after = await t.request(carol, { method: 'GET', url: `/v0/page_links?audienceId=${a}` });
+    expect(after.json().items.map((l: { pageLinkId: string }) => l.pageLinkId)).toEqual([l1]);
+    // its path is free again
+    expect(await make('/three', b)).toMatch(/^link_/);
+    // another tenant sees none of it and cannot delete it
+    expect((await t.request(bob, { method: 'GET', url: `/v0/page_links?audienceId=${a}` })).json().totalCount).toBe(0);
+    expect((await t.request(bob, { method: 'DELETE', url: `/v0/page_links/${l1}` })).statusCode).toBe(404);
   });
 });

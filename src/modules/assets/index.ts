@@ -1,0 +1,2 @@
+/** What other modules may use of assets. */
+export { liveAssetFileId } from './assets.service.js';

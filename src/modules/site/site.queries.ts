@@ -1,0 +1,84 @@
+import { sql, type Kysely } from 'kysely';
+import type { Engine } from '../../db/connect.js';
+import { preparedRawQuery } from '../../db/prepared.js';
+import type { DB } from '../../db/schema.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+
+/**
+ * The page runtime's queries. Resolving runs before a tenant is known (the host decides it), so
+ * it is built on the raw database and every join is tied to the host's tenant by hand.
+ */
+
+function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: string; key: string }) {
+  const base = (kind: 'exact' | 'key', linkPath: string) =>
+    db
+      .selectFrom('tenant_domains as d')
+      .innerJoin('page_links as l', (join) =>
+        join
+          .onRef('l.tenant_id', '=', 'd.tenant_id')
+          .on('l.path', '=', linkPath)
+          .on('l.deleted_at', 'is', null)
+          .on((eb) => eb.or([eb('l.domain_key', '=', eb.ref('d.id')), eb('l.domain_key', '=', sql.lit(''))])),
+      )
+      .select(['d.tenant_id', sql.lit(kind).as('kind'), 'l.domain_key']);
+  const exact = base('exact', v.path).innerJoin('audiences as a', (join) =>
+    join.onRef('a.id', '=', 'l.audience_id').onRef('a.tenant_id', '=', 'd.tenant_id'),
+  );
+  const byKey = base('key', v.parent)
+    .innerJoin('audiences as t', (join) =>
+      join.onRef('t.id', '=', 'l.audience_id').onRef('t.tenant_id', '=', 'd.tenant_id'),
+    )
+    .innerJoin('audiences as a', (join) =>
+      join
+        .onRef('a.tenant_id', '=', 'd.tenant_id')
+        .onRef('a.page_id', '=', 't.page_id')
+        .on('a.person_route_key', '=', v.key),
+    );
+  const finish = (q: typeof exact) =>
+    q
+      .innerJoin('pages as p', (join) => join.onRef('p.id', '=', 'a.page_id').onRef('p.tenant_id', '=', 'd.tenant_id'))
+      // By the audience alone (its id is the tenant's) and a literal status, so that SQLite uses
+      // the partial index of published versions, one row per audience.
+      .leftJoin('audience_versions as v', (join) =>
+        join.onRef('v.audience_id', '=', 'a.id').on('v.status', '=', sql.lit('published')),
+      )
+      .select([
+        'a.id as audience_id',
+        'a.page_id',
+        'a.archived_at as audience_archived_at',
+        'p.status as page_status',
+        'p.deleted_at as page_deleted_at',
+        'v.id as version_id',
+      ])
+      .where('d.hostname', '=', v.host)
+      .where('d.deleted_at', 'is', null);
+  return { exact: finish(exact), byKey: finish(byKey as unknown as typeof exact) };
+}
+
+type Values = { host: string; path: string; parent: string; key: string };
+const exactQuery = preparedRawQuery((db, v: Values) => candidates(db, v).exact);
+const keyQuery = preparedRawQuery((db, v: Values) => candidates(db, v).byKey);
+
+export type Candidate = Awaited<ReturnType<typeof exactQuery>>[number];
+
+/**
+ * The links that could answer `path` on `host`, on the host's domain or on no domain: the links
+ * at the path itself (kind `exact`); when there are none, the links at its parent whose page has
+ * an audience with route key `key` (kind `key`). Every miss runs both statements, so a wrong key
+ * costs what a wrong path costs.
+ */
+export async function findCandidates(db: Kysely<DB>, engine: Engine, values: Values): Promise<Candidate[]> {
+  const exact = await exactQuery(db, engine, values);
+  if (exact.length > 0) return exact;
+  return keyQuery(db, engine, values);
+}
+
+/** The stored artifact of a version of the tenant. */
+export async function findArtifact(scope: TenantScope, versionId: string) {
+  const row = await scope
+    .selectFrom('audience_versions')
+    .select('audience_versions.artifact')
+    .where('audience_versions.id', '=', versionId)
+    .executeTakeFirst();
+  return row?.artifact ?? null;
+}

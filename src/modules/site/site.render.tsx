@@ -1,0 +1,298 @@
+import { createHash } from 'node:crypto';
+
+import { renderToStaticMarkup } from 'preact-render-to-string';
+import type { ActionModel, FooterGroupModel, HeadModel, PageModel, ScriptModel, WidgetModel } from './site.model.js';
+
+/**
+ * Pages as HTML, with Preact's server renderer: every text and attribute value is escaped by
+ * default (ADR 0004); the only markup that is not escaped is the tenant's own enabled scripts,
+ * which are JavaScript by definition. Rendering is a pure function of the page model and the
+ * runtime's assets, so a version's bytes are the same for every visitor.
+ */
+
+export interface RenderAssets {
+  /** `/_ap/page.<hash>.css` */
+  stylesheet: string;
+  /** `/_ap/page.<hash>.js`, loaded by a tiny inline loader so that 'strict-dynamic' trusts it. */
+  script: string;
+}
+
+export interface RenderContext {
+  /** `http(s)://host[:port]`, to make image paths absolute where a URL must be (og:image). */
+  origin: string;
+  /** Signed reference of the page's audience for the page script (site.tokens.ts). */
+  viewToken: string;
+  assets: RenderAssets;
+}
+
+export interface RenderedPage {
+  html: string;
+  /** The Content-Security-Policy that lets exactly this page's scripts run. */
+  csp: string;
+}
+
+/** The JavaScript of an inline element as it will be in the HTML (what its CSP hash is over). */
+function inertScript(content: string): string {
+  // Inside <script>, only `</script` and `<!--` change how HTML parses the element; in JavaScript
+  // `<\/script` and `<\!--` mean the same in strings, which is the only place they can be.
+  return content.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+function sha256(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+export function loaderScript(src: string): string {
+  return `(function(d){var s=d.createElement('script');s.src=${JSON.stringify(src)};s.async=true;d.head.appendChild(s)})(document);`;
+}
+
+/**
+ * The policy of a page (docs/pages-runtime.md): scripts only by hash (our loader and each enabled
+ * tenant script; 'strict-dynamic' lets those load what they load), no plugins, no <base>, forms
+ * and everything else to http(s) (the tenant's scripts talk to their vendors), framing only by the
+ * page's own origin.
+ */
+export function contentSecurityPolicy(scriptHashes: string[]): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'strict-dynamic' ${scriptHashes.join(' ')}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' https: data:",
+    "font-src 'self' https: data:",
+    "connect-src 'self' https:",
+    "frame-src 'self' https:",
+    "media-src 'self' https:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self' https:",
+    "frame-ancestors 'self'",
+  ].join('; ');
+}
+
+const Script = ({ code }: { code: string }) => <script dangerouslySetInnerHTML={{ __html: code }} />;
+
+function Head({ head, ctx, absolute }: { head: HeadModel; ctx: RenderContext; absolute: (u: string) => string }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>{head.title}</title>
+      {head.description !== null && <meta name="description" content={head.description} />}
+      {head.keywords.length > 0 && <meta name="keywords" content={head.keywords.join(', ')} />}
+      {head.author !== null && <meta name="author" content={head.author} />}
+      {head.robots !== null && <meta name="robots" content={head.robots} />}
+      {head.canonical !== null && <link rel="canonical" href={head.canonical} />}
+      {head.themeColor !== null && <meta name="theme-color" content={head.themeColor} />}
+      {head.openGraph.map(([property, content]) => (
+        <meta property={property} content={property === 'og:image' ? absolute(content) : content} />
+      ))}
+      {head.twitter.map(([name, content]) => (
+        <meta name={name} content={name === 'twitter:image' ? absolute(content) : content} />
+      ))}
+      <meta name="ap-view" content={ctx.viewToken} />
+      <link rel="stylesheet" href={ctx.assets.stylesheet} />
+      <Script code={loaderScript(ctx.assets.script)} />
+    </head>
+  );
+}
+
+/** An action's button: a link when its URL is safe, else its title as plain text. */
+export function ActionButton({ action, large = false }: { action: ActionModel; large?: boolean }) {
+  const className = large ? 'ap-button ap-button--large' : 'ap-button';
+  if (action.href === null) {
+    return <span class={`${className} ap-button--inert`}>{action.buttonTitle}</span>;
+  }
+  return (
+    <a class={className} href={action.href} data-ap-action={action.actionId}>
+      {action.buttonTitle}
+    </a>
+  );
+}
+
+/**
+ * Where a form-type action's form goes. The forms feature renders the real `<form>` here, from
+ * `action.form.formId` and `action.form.formInstructions` (the audience's overrides); until then
+ * the action keeps its instructions and its own link.
+ */
+export function ActionForm({ action }: { action: ActionModel & { form: NonNullable<ActionModel['form']> } }) {
+  return (
+    <div class="ap-form" data-ap-form={action.actionId} data-form-id={action.form.formId ?? undefined}>
+      {action.form.formInstructions !== null && <p class="ap-form-instructions">{action.form.formInstructions}</p>}
+      <ActionButton action={action} />
+    </div>
+  );
+}
+
+function ActionCard({ action }: { action: ActionModel }) {
+  return (
+    <li class="ap-card" id={`action-${action.actionId}`}>
+      {action.purpose.trim() !== '' && <p class="ap-purpose">{action.purpose}</p>}
+      {action.form !== null ? (
+        <ActionForm action={action as ActionModel & { form: NonNullable<ActionModel['form']> }} />
+      ) : (
+        <ActionButton action={action} />
+      )}
+    </li>
+  );
+}
+
+function Widget({ widget, index }: { widget: WidgetModel; index: number }) {
+  const id = `widget-${index}`;
+  return (
+    <section class="ap-widget" aria-labelledby={widget.title ? id : undefined} data-widget-type={widget.type}>
+      {widget.title !== '' && <h2 id={id}>{widget.title}</h2>}
+      <ul class="ap-logos">
+        {widget.logos.map((logo) => (
+          <li>
+            {logo.src !== null ? (
+              <img src={logo.src} alt={logo.alt} loading="lazy" decoding="async" />
+            ) : (
+              <span class="ap-logo-text">{logo.alt}</span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Footer({ groups }: { groups: FooterGroupModel[] }) {
+  if (groups.length === 0) return null;
+  return (
+    <footer class="ap-footer">
+      <div class="ap-wrap ap-footer-groups">
+        {groups.map((group, i) => (
+          <nav aria-labelledby={`footer-${i}`}>
+            <h2 id={`footer-${i}`}>{group.title}</h2>
+            <ul>
+              {group.links.map((link) => (
+                <li>{link.href !== null ? <a href={link.href}>{link.text}</a> : <span>{link.text}</span>}</li>
+              ))}
+            </ul>
+          </nav>
+        ))}
+      </div>
+    </footer>
+  );
+}
+
+function Body({ model, scripts }: { model: PageModel; scripts: string[] }) {
+  const others = model.actions.filter((a) => a !== model.headerAction || a.form !== null);
+  return (
+    <body>
+      <a class="ap-skip" href="#main">
+        Skip to content
+      </a>
+      <header class="ap-bar">
+        <div class="ap-wrap ap-bar-inner">
+          <span class="ap-site">{model.siteName ?? ''}</span>
+          {model.headerAction !== null && <ActionButton action={model.headerAction} />}
+        </div>
+      </header>
+      <main id="main" class="ap-wrap">
+        <section class="ap-hero">
+          <h1>{model.heading}</h1>
+          {model.lead !== null && <p class="ap-lead">{model.lead}</p>}
+          {model.headerAction !== null && model.headerAction.form === null && (
+            <div class="ap-hero-action">
+              {model.headerAction.purpose.trim() !== '' && <p>{model.headerAction.purpose}</p>}
+              <ActionButton action={model.headerAction} large />
+            </div>
+          )}
+        </section>
+        {others.length > 0 && (
+          <section class="ap-actions" aria-labelledby="ap-next-steps">
+            <h2 id="ap-next-steps">Next steps</h2>
+            <ul class="ap-grid">
+              {others.map((action) => (
+                <ActionCard action={action} />
+              ))}
+            </ul>
+          </section>
+        )}
+        {model.widgets.map((widget, index) => (
+          <Widget widget={widget} index={index} />
+        ))}
+      </main>
+      <Footer groups={model.footer} />
+      {scripts.map((code) => (
+        <Script code={code} />
+      ))}
+    </body>
+  );
+}
+
+function accentStyle(accent: string | null): string | undefined {
+  if (accent === null) return undefined;
+  return `--ap-accent:${accent};--ap-on-accent:${readableOn(accent)}`;
+}
+
+/** Black or white, whichever reads better on the colour (WCAG relative luminance). */
+export function readableOn(hex: string): string {
+  let h = hex.slice(1);
+  if (h.length <= 4) h = [...h].map((c) => c + c).join('');
+  const [r, g, b] = [0, 2, 4].map((i) => {
+    const c = parseInt(h.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  const luminance = 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  return luminance > 0.179 ? '#111827' : '#ffffff';
+}
+
+/** The whole page of one version. */
+export function renderPage(model: PageModel, ctx: RenderContext): RenderedPage {
+  const absolute = (url: string) => (url.startsWith('/') ? `${ctx.origin}${url}` : url);
+  const scripts = model.scripts.map((s: ScriptModel) => inertScript(s.content));
+  const html =
+    '<!doctype html>' +
+    renderToStaticMarkup(
+      <html lang="en" style={accentStyle(model.accent)}>
+        <Head head={model.head} ctx={ctx} absolute={absolute} />
+        <Body model={model} scripts={scripts} />
+      </html>,
+    );
+  return { html, csp: contentSecurityPolicy([sha256(loaderScript(ctx.assets.script)), ...scripts.map(sha256)]) };
+}
+
+/** The error pages' own style, inline (they are also shown where the stylesheet is not served). */
+const ERROR_STYLE =
+  'body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#111827;line-height:1.6}' +
+  'main{max-width:36rem;margin:0 auto;padding:4rem 1.25rem}p.code{font-size:.875rem;font-weight:700;color:#4b5563;margin:0}' +
+  'h1{font-size:2rem;line-height:1.2;margin:.25rem 0 .75rem}';
+
+/** The policy of the runtime's own small pages (errors): no script, only their own style. */
+export const ERROR_PAGE_CSP = `default-src 'none'; style-src ${sha256(ERROR_STYLE)}; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
+
+const MESSAGES: Record<number, { title: string; text: string }> = {
+  404: { title: 'Page not found', text: 'There is no page at this address. Check the link you were given.' },
+  405: { title: 'Not allowed', text: 'This address only serves pages.' },
+  410: { title: 'Page no longer available', text: 'This page has been taken down by its owner.' },
+  429: { title: 'Too many requests', text: 'Please wait a moment and try again.' },
+  500: { title: 'Something went wrong', text: 'Please try again in a moment.' },
+};
+
+/** The runtime's own small page for a visitor (no tenant content, no script). */
+export function renderErrorPage(status: number): string {
+  const message = MESSAGES[status] ?? MESSAGES[status >= 500 ? 500 : 404]!;
+  return (
+    '<!doctype html>' +
+    renderToStaticMarkup(
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <meta name="robots" content="noindex" />
+          <title>{message.title}</title>
+          <style dangerouslySetInnerHTML={{ __html: ERROR_STYLE }} />
+        </head>
+        <body>
+          <main>
+            <p class="code">{status}</p>
+            <h1>{message.title}</h1>
+            <p>{message.text}</p>
+          </main>
+        </body>
+      </html>,
+    )
+  );
+}

@@ -1,0 +1,55 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+const MAC_BYTES = 16;
+
+/**
+ * The signatures a page carries, made with the `page-runtime` service secret (shared by every
+ * node through the database). They are fixed for a version (no time, no visitor in them), so a
+ * version's HTML is the same bytes for everyone and can be cached anywhere.
+ *
+ * - view token `<audienceId>.<mac>`: lets the page's script start a session for that audience of
+ *   that tenant, and nothing else (an audience never published on a page cannot be named);
+ * - image path `/_ap/img/<fileId|assetId>/<mac>`: serves that image of the tenant on the tenant's
+ *   hosts, and no other file (file ids alone are not enough).
+ */
+export class PageSigner {
+  readonly #secret: Buffer;
+
+  constructor(secret: string) {
+    this.#secret = Buffer.from(secret, 'utf8');
+  }
+
+  #mac(...parts: string[]): string {
+    return createHmac('sha256', this.#secret)
+      .update(parts.join('\n'))
+      .digest()
+      .subarray(0, MAC_BYTES)
+      .toString('base64url');
+  }
+
+  #equal(given: string, expected: string): boolean {
+    const a = Buffer.from(given);
+    const b = Buffer.from(expected);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  viewToken(tenantId: string, audienceId: string): string {
+    return `${audienceId}.${this.#mac('view', tenantId, audienceId)}`;
+  }
+
+  /** The audience a view token names, if it was made for this tenant; else null. */
+  readViewToken(tenantId: string, token: string): string | null {
+    const dot = token.indexOf('.');
+    if (dot <= 0) return null;
+    const audienceId = token.slice(0, dot);
+    return this.#equal(token.slice(dot + 1), this.#mac('view', tenantId, audienceId)) ? audienceId : null;
+  }
+
+  imagePath(tenantId: string, id: string): string {
+    return `/_ap/img/${id}/${this.#mac('image', tenantId, id)}`;
+  }
+
+  checkImage(tenantId: string, id: string, mac: string): boolean {
+    return this.#equal(mac, this.#mac('image', tenantId, id));
+  }
+}

@@ -1,0 +1,171 @@
+// The page runtime's script: measures one visit and reports it to the page's own origin.
+// No cookies, no storage, no third-party code. What it measures and how: docs/pages-runtime.md.
+(function () {
+  'use strict';
+  var meta = document.querySelector('meta[name="ap-view"]');
+  // Global Privacy Control: the visit is not recorded at all.
+  if (!meta || navigator.globalPrivacyControl === true || window.audiencePages) return;
+
+  var ENDPOINT = '/_ap/collect';
+  var IDLE_MS = 30 * 60 * 1000; // a session ends after 30 minutes without activity
+  var HEARTBEAT_MS = 15 * 1000;
+  var view = meta.getAttribute('content');
+  var session = null;
+  var lastInput = Date.now();
+  var lastTick = Date.now();
+
+  function visible() {
+    return document.visibilityState === 'visible';
+  }
+
+  // Deepest point of the page seen, as a percentage of its height (100 when it fits the window).
+  function depth() {
+    var doc = document.documentElement;
+    var height = Math.max(doc.scrollHeight, document.body ? document.body.scrollHeight : 0);
+    if (height <= 0) return 100;
+    var seen = (window.scrollY || doc.scrollTop || 0) + window.innerHeight;
+    return Math.max(0, Math.min(100, Math.round((seen / height) * 100)));
+  }
+
+  function post(body, beacon) {
+    var json = JSON.stringify(body);
+    if (beacon && navigator.sendBeacon) {
+      try {
+        if (navigator.sendBeacon(ENDPOINT, json)) return null;
+      } catch {
+        // fall back to fetch
+      }
+    }
+    return fetch(ENDPOINT, {
+      method: 'POST',
+      body: json,
+      keepalive: true,
+      credentials: 'omit',
+      headers: { 'content-type': 'text/plain;charset=UTF-8' },
+    }).catch(function () {
+      return null;
+    });
+  }
+
+  function start() {
+    var s = {
+      token: null,
+      off: false,
+      ready: null,
+      engagedMs: 0,
+      scroll: depth(),
+      clicks: 0,
+      conversion: false,
+      sent: '',
+    };
+    session = s;
+    var request = post({ t: 'start', v: view, u: location.href }, false);
+    s.ready = (request || Promise.resolve(null))
+      .then(function (res) {
+        return res && res.status === 201 ? res.json() : null;
+      })
+      .then(function (body) {
+        if (body && typeof body.s === 'string') s.token = body.s;
+        else s.off = true; // not recorded (a crawler, a limit): send nothing more
+      })
+      .catch(function () {
+        s.off = true;
+      });
+  }
+
+  function snapshot(s) {
+    return { t: 'update', s: s.token, e: Math.round(s.engagedMs / 1000), d: s.scroll, c: s.clicks, x: s.conversion };
+  }
+
+  // Reports the session's totals (the server keeps the maxima, so repeats and reordering are harmless).
+  function report(beacon) {
+    var s = session;
+    if (!s || s.off) return;
+    if (!s.token) {
+      if (!beacon)
+        s.ready.then(function () {
+          if (s.token) report(false);
+        });
+      return;
+    }
+    var body = snapshot(s);
+    var key = JSON.stringify(body);
+    if (key === s.sent) return;
+    s.sent = key;
+    var request = post(body, beacon);
+    if (request) {
+      request.then(function (res) {
+        // 409: the server ended the session (30 minutes without activity): the next activity starts a new one.
+        if (res && res.status === 409 && session === s) s.off = true;
+      });
+    }
+  }
+
+  // Engaged time: counted only while the tab is visible and the visitor was active in the last 30 minutes.
+  function tick() {
+    var now = Date.now();
+    var delta = Math.min(now - lastTick, 2000);
+    lastTick = now;
+    if (session && visible() && now - lastInput < IDLE_MS) session.engagedMs += delta;
+  }
+
+  function activity() {
+    var now = Date.now();
+    tick();
+    if (now - lastInput >= IDLE_MS || (session && session.off && session.token)) start();
+    lastInput = now;
+  }
+
+  start();
+  setInterval(tick, 1000);
+  setInterval(function () {
+    if (visible()) report(false);
+  }, HEARTBEAT_MS);
+
+  addEventListener(
+    'scroll',
+    function () {
+      activity();
+      var d = depth();
+      if (session && d > session.scroll) session.scroll = d;
+    },
+    { passive: true },
+  );
+  ['pointerdown', 'keydown', 'touchstart', 'wheel'].forEach(function (type) {
+    addEventListener(type, activity, { passive: true, capture: true });
+  });
+  document.addEventListener(
+    'click',
+    function (event) {
+      activity();
+      if (!session) return;
+      session.clicks += 1;
+      var target = event.target;
+      var action = target && target.closest ? target.closest('[data-ap-action]') : null;
+      if (action) {
+        session.conversion = true; // a click on one of the page's actions
+        report(true);
+      }
+    },
+    true,
+  );
+  document.addEventListener('visibilitychange', function () {
+    tick();
+    if (visible()) activity();
+    else report(true);
+  });
+  addEventListener('pagehide', function () {
+    tick();
+    report(true);
+  });
+  addEventListener('pageshow', function (event) {
+    if (event.persisted) activity(); // back from the back/forward cache
+  });
+
+  // For the page's other features (forms): the current session, if the visit is recorded.
+  window.audiencePages = {
+    sessionToken: function () {
+      return session && !session.off ? session.token : null;
+    },
+  };
+})();

@@ -1,0 +1,4 @@
+/** What other modules may use of tenant domains: the page router's host names, and domain look-ups. */
+export { pageHostsFor, type PageHosts } from './tenant-domains.hosts.js';
+export { findTenantDomain } from './tenant-domains.queries.js';
+export { createTenantDomain } from './tenant-domains.service.js';
