@@ -86,13 +86,6 @@ function connectPostgres(options: ConnectOptions): Database {
     types: types as pg.CustomTypesConfig,
     options: options.pgSchema ? `-c search_path=${options.pgSchema}` : undefined,
   });
-  // Hot statements are named (pg-adapter.ts) so that each connection parses them once; a generic
-  // plan for them could not know that one tenant has 100,000 pages and another 1,000 (it walked
-  // every page by id for the small one), so each execution is still planned for its values.
-  // Queued on the new client before anything else it runs.
-  pool.on('connect', (client) => {
-    client.query('set plan_cache_mode = force_custom_plan').catch(() => {});
-  });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries report their own errors.
   });
