@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { sql } from 'kysely';
+import { ApiKeyVerifier } from './auth/api-key-verifier.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { loadServiceSecret } from './db/service-secrets.js';
@@ -118,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (v0) => {
-      registerApiKeyAuth(v0);
+      registerApiKeyAuth(v0, new ApiKeyVerifier(database.kysely, clock).verify);
       registerRateLimit(v0, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
       for (const module of modules) if (module.routes) await v0.register(module.routes);
     },

@@ -8,12 +8,10 @@ import { parseConfig } from '../../src/config.js';
 import { connectDatabase, sqliteFileIn } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { leaseFor } from '../../src/modules/webhooks/webhooks.cli.js';
+import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delivery.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
-import { allowEverything } from '../../src/outbox/address-policy.js';
-import { DeliveryEngine } from '../../src/outbox/delivery-worker.js';
+import { allowEverything } from '../../src/net/address-policy.js';
 import { appendEvent } from '../../src/outbox/events.js';
-import { WebhookClient } from '../../src/outbox/http-client.js';
 import { SecretBox } from '../../src/outbox/secret-box.js';
 import { benchTenant, type BenchContext, type BenchScenario } from '../lib.js';
 
@@ -108,19 +106,13 @@ async function measure(
 
   // The service's defaults (WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS), private networks allowed.
   const config = parseConfig({});
-  const client = new WebhookClient({
-    policy: allowEverything,
-    timeoutMs: config.webhookTimeoutMs,
-    maxSockets: config.webhookConcurrency,
-  });
-  const engine = new DeliveryEngine({
+  const { engine, close } = createDeliveryEngine({
     database,
+    config,
     clock: systemClock,
     logger: pino({ level: 'warn' }),
-    secretBox: () => box,
-    client,
-    concurrency: config.webhookConcurrency,
-    leaseMs: leaseFor(config.webhookTimeoutMs),
+    policy: allowEverything,
+    secretBox: box,
   });
   const worker = engine.worker('bench-delivery', 1000);
   worker.start();
@@ -147,7 +139,7 @@ async function measure(
   while ((await receiver.arrived()) < expected && wallNow() < deadline) await new Promise((r) => setTimeout(r, 50));
   const received = await receiver.dump();
   await worker.stop();
-  client.close();
+  close();
   const finished = Math.max(...received.arrivals.map(([, at]) => at));
   const latencies = received.arrivals.map(([key, at]) => at - commits.get(key.split(':')[1]!)!).sort((a, b) => a - b);
   const attempts = Number(

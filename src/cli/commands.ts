@@ -1,33 +1,11 @@
 import { migrateToLatest } from '../db/migrate.js';
-import { TenantScope } from '../db/tenant-scope.js';
-import type { CliCommand } from '../modules/module.js';
-import { modules } from '../modules/index.js';
-import { createApiKey, createTenant } from '../modules/tenants/tenants.service.js';
+import type { CliCommand } from './command.js';
 
-const coreCommands: CliCommand[] = [
+/** The commands that belong to no resource. */
+export const coreCommands: CliCommand[] = [
   {
     path: ['migrate'],
     summary: 'Apply pending database migrations',
     run: async (ctx) => ({ applied: await migrateToLatest(ctx.database) }),
   },
-  {
-    path: ['demo'],
-    summary: 'Create a tenant with an API key and a realistic data set for every resource',
-    options: { name: { type: 'string' } },
-    run: async (ctx, { values }) => {
-      const tenant = await createTenant(ctx.db, ctx.clock, {
-        name: typeof values.name === 'string' ? values.name : 'Northwind Demo',
-      });
-      const key = await createApiKey(ctx.db, ctx.clock, { tenantId: tenant.tenantId, name: 'demo' });
-      const scope = new TenantScope(ctx.db, ctx.database.engine, tenant.tenantId);
-      const created: Record<string, Record<string, unknown>> = {};
-      for (const module of modules) {
-        if (module.demo)
-          created[module.name] = await module.demo({ scope, clock: ctx.clock, config: ctx.config, created });
-      }
-      return { tenantId: tenant.tenantId, apiKey: key.apiKey, keyId: key.keyId, ...created };
-    },
-  },
 ];
-
-export const commands: CliCommand[] = [...coreCommands, ...modules.flatMap((m) => m.commands ?? [])];

@@ -4,14 +4,14 @@ import { connectDatabase, sqliteFileIn } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
-import { commands } from './commands.js';
+import type { CliCommand } from './command.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-function usage(): string {
+function usage(commands: CliCommand[]): string {
   const lines = commands.map((c) => {
     const opts = Object.keys(c.options ?? {}).map((o) => `--${o} …`);
     return `  ${[...c.path, c.positionals ?? '', ...opts].filter(Boolean).join(' ').padEnd(48)} ${c.summary}`;
@@ -23,7 +23,13 @@ function usage(): string {
  * Runs one operator command. With --json, stdout receives exactly one JSON object (the result, or
  * `{ "error": … }`); otherwise a readable rendering of it. Returns the exit code.
  */
-export async function runCli(argv: string[], config: Config, clock: Clock, io: CliIo): Promise<number> {
+export async function runCli(
+  argv: string[],
+  commands: CliCommand[],
+  config: Config,
+  clock: Clock,
+  io: CliIo,
+): Promise<number> {
   const json = argv.includes('--json');
   const args = argv.filter((a) => a !== '--json');
   const command = [...commands]
@@ -38,13 +44,13 @@ export async function runCli(argv: string[], config: Config, clock: Clock, io: C
 
   if (command === undefined || args.includes('--help')) {
     if (command === undefined && args.length > 0 && !args.includes('--help')) {
-      if (!json) io.stderr(usage());
+      if (!json) io.stderr(usage(commands));
       return fail(`Unknown command: ${args.join(' ')}`);
     }
     io.stdout(
       json
         ? `${JSON.stringify({ commands: commands.map((c) => ({ command: c.path.join(' '), summary: c.summary })) })}\n`
-        : usage(),
+        : usage(commands),
     );
     return 0;
   }

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 import type { Clock } from '../lib/clock.js';
-import type { Principal } from '../modules/tenants/tenants.service.js';
+import type { Principal } from '../auth/api-key-verifier.js';
 import type { Pager } from './pagination.js';
 
 /** What route handlers may use besides the request: built once by buildApp. */

@@ -1,8 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from './errors.js';
 
-/** What a service needs to read one page: how many rows, and the sort key of the last one seen. */
-export interface PageRequest {
+/**
+ * The keyset window of one list request: how many rows, and the sort key of the last row the
+ * client has seen. (Named apart from the Page resource on purpose.)
+ */
+export interface KeysetWindow {
   limit: number;
   /** Sort-key values of the last item of the previous page; null on the first page. */
   after: unknown[] | null;
@@ -12,8 +15,14 @@ export interface PageRequest {
  * How many rows to fetch for a page: one more than asked, to learn whether there is more; on the
  * first page of a list that also counts exactly, the count tells, so the extra row is not needed.
  */
-export function rowsToFetch(page: PageRequest, countsExactly: boolean): number {
-  return countsExactly && page.after === null ? page.limit : page.limit + 1;
+export function rowsToFetch(window: KeysetWindow, countsExactly: boolean): number {
+  return countsExactly && window.after === null ? window.limit : window.limit + 1;
+}
+
+/** The pagination part of a list's query string. */
+export interface ListQuery {
+  cursor?: string;
+  limit: number;
 }
 
 export interface Envelope<T> {
@@ -37,7 +46,7 @@ export class Pager {
   }
 
   /** `context` names the endpoint and its filters, e.g. `pages.search:q=acme`. */
-  read(tenantId: string, context: string, query: { cursor?: string; limit: number }): PageRequest {
+  #read(tenantId: string, context: string, query: ListQuery): KeysetWindow {
     if (query.cursor === undefined) return { limit: query.limit, after: null };
     return { limit: query.limit, after: this.#decode(tenantId, context, query.cursor) };
   }
@@ -47,17 +56,17 @@ export class Pager {
    * there is more. On the first page, an exact `totalCount` says it as well, so a service that
    * counts may fetch just `limit` rows there (see `rowsToFetch`).
    */
-  envelope<T>(
+  #envelope<T>(
     tenantId: string,
     context: string,
-    page: PageRequest,
+    window: KeysetWindow,
     fetched: T[],
     keyOf: (item: T) => unknown[],
     totalCount: number | null,
   ): Envelope<T> {
     const hasMore =
-      fetched.length > page.limit || (page.after === null && totalCount !== null && totalCount > fetched.length);
-    const items = fetched.length > page.limit ? fetched.slice(0, page.limit) : fetched;
+      fetched.length > window.limit || (window.after === null && totalCount !== null && totalCount > fetched.length);
+    const items = fetched.length > window.limit ? fetched.slice(0, window.limit) : fetched;
     const last = items[items.length - 1];
     return {
       hasMore,
@@ -65,6 +74,25 @@ export class Pager {
       nextCursor: hasMore && last !== undefined ? this.#encode(tenantId, context, keyOf(last)) : null,
       totalCount,
     };
+  }
+
+  /**
+   * A list endpoint's whole sequence: read the window from `query` (cursor and limit), `fetch` it
+   * (up to `limit + 1` items, see `envelope`), and answer the envelope. `context` names the
+   * endpoint and its filters, so a cursor only works for the request that issued it.
+   */
+  async list<T>(
+    tenantId: string,
+    query: ListQuery,
+    spec: {
+      context: string;
+      fetch: (window: KeysetWindow) => Promise<{ items: T[]; totalCount: number | null }>;
+      keyOf: (item: T) => unknown[];
+    },
+  ): Promise<Envelope<T>> {
+    const window = this.#read(tenantId, spec.context, query);
+    const { items, totalCount } = await spec.fetch(window);
+    return this.#envelope(tenantId, spec.context, window, items, spec.keyOf, totalCount);
   }
 
   #sign(tenantId: string, context: string, payload: string): Buffer {

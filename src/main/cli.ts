@@ -1,10 +1,15 @@
+import { coreCommands } from '../cli/commands.js';
 import { runCli } from '../cli/run.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { systemClock } from '../lib/clock.js';
+import { demoCommand } from '../modules/demo.js';
+import { modules } from '../modules/index.js';
+
+const commands = [...coreCommands, demoCommand, ...modules.flatMap((m) => m.commands ?? [])];
 
 try {
   const config = parseConfig(process.env);
-  const code = await runCli(process.argv.slice(2), config, systemClock, {
+  const code = await runCli(process.argv.slice(2), commands, config, systemClock, {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
   });

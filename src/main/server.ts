@@ -4,6 +4,8 @@ import { connectDatabase, sqliteFileIn } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
+import { modules } from '../modules/index.js';
+import { maintenanceWorker } from '../workers/maintenance.js';
 import { WorkerRunner } from '../workers/runner.js';
 
 /** The service process: config from the environment, migrate, serve, run workers, drain on SIGTERM. */
@@ -23,7 +25,10 @@ async function main() {
   const applied = await migrateToLatest(database);
   logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');
 
-  const workers = new WorkerRunner({ database, config, clock: systemClock, logger });
+  const workers = new WorkerRunner({ database, config, clock: systemClock, logger }, [
+    (ctx) => [maintenanceWorker(ctx)],
+    ...modules.flatMap((m) => (m.workers ? [m.workers] : [])),
+  ]);
   const app = await buildApp({ config, database, logger, clock: systemClock, notify: workers.notify });
   await app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) workers.start();

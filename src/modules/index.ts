@@ -1,20 +1,22 @@
-import { accountsModule } from './accounts/index.js';
-import { assetsModule } from './assets/index.js';
-import { filesModule } from './files/index.js';
+import { accountsModule } from './accounts/accounts.module.js';
+import { assetsModule } from './assets/assets.module.js';
+import { filesModule } from './files/files.module.js';
 import type { ServiceModule } from './module.js';
-import { audienceSessionsModule } from './audience-sessions/index.js';
-import { audiencesModule } from './audiences/index.js';
-import { pageLinksModule } from './page-links/index.js';
-import { pagesModule } from './pages/index.js';
-import { personLogsModule } from './person-logs/index.js';
-import { personsModule } from './persons/index.js';
-import { tenantsModule } from './tenants/index.js';
-import { topicsModule } from './topics/index.js';
-import { webhooksModule } from './webhooks/index.js';
+import { audienceSessionsModule } from './audience-sessions/audience-sessions.module.js';
+import { audiencesModule } from './audiences/audiences.module.js';
+import { pageLinksModule } from './page-links/page-links.module.js';
+import { pagesModule } from './pages/pages.module.js';
+import { personLogsModule } from './person-logs/person-logs.module.js';
+import { personsModule } from './persons/persons.module.js';
+import { tenantsModule } from './tenants/tenants.module.js';
+import { topicsModule } from './topics/topics.module.js';
+import { webhooksModule } from './webhooks/webhooks.module.js';
 
 /**
- * Every resource module of the service, in dependency order (the demo data of a later module may
- * use what an earlier one created). Adding a resource = adding its module here.
+ * The registry: every resource module of the service, in dependency order (the demo data of a
+ * later module may use what an earlier one created). Only the composition root (app.ts, main/,
+ * the demo command) reads it; modules reach each other through their own index.ts instead.
+ * Adding a resource = adding its module here.
  */
 export const modules: ServiceModule[] = [
   tenantsModule,

@@ -1,55 +1,47 @@
-import { sql, type Kysely, type Updateable } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/connect.js';
 import { forUpdateSkipLocked } from '../db/dialect.js';
-import type { DB, WebhookDeliveriesTable } from '../db/schema.js';
+import type { DB } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
-import type { BackgroundWorker } from '../modules/module.js';
+import type { BackgroundWorker } from '../workers/worker.js';
 import { pollingWorker } from '../workers/polling-worker.js';
 import { EVENTS_CHANNEL } from './events.js';
-import type { AttemptOutcome, WebhookClient } from './http-client.js';
-import { FAILING_DEACTIVATION_MS, retryDelayMs, succeeded } from './retry.js';
+import type { SafeHttpClient } from '../net/http-client.js';
+import { planRecording, type AttemptResult, type ClaimedDelivery, type RecordingPlan } from './delivery-plan.js';
 import type { SecretBox } from './secret-box.js';
 import { signedHeaders } from './signing.js';
 
 /** How long finished attempts wait for company before their results are written. */
 const FLUSH_WINDOW_MS = 10;
 const FLUSH_BATCH = 64;
+/** Rows per statement when writing many at once. */
+const CHUNK = 500;
 
 export interface DeliveryEngineOptions {
   database: Database;
   clock: Clock;
   logger: Logger;
   secretBox: () => SecretBox;
-  client: WebhookClient;
+  client: SafeHttpClient;
   /** Deliveries in flight at once in this process. */
   concurrency: number;
   /** How long a claimed delivery is held before another worker may take it (crash recovery). */
   leaseMs: number;
   /** For the ±20% jitter; tests pass a fixed one. */
   random?: () => number;
-}
-
-interface Claimed {
-  id: string;
-  tenant_id: string;
-  subscription_id: string;
-  event_id: string;
-  attempts: number;
+  /**
+   * Deactivates a subscription inside the transaction that records the attempt which decided it
+   * (410 Gone, or failing for too long). What deactivation means belongs to the webhooks module.
+   */
+  deactivate: (trx: Kysely<DB>, subscriptionId: string, reason: string, nowIso: string) => Promise<unknown>;
 }
 
 interface Prepared {
-  delivery: Claimed;
+  delivery: ClaimedDelivery;
   /** null: the subscription is no longer active, the delivery is closed without an attempt. */
   request: { url: string; headers: Record<string, string>; body: string } | null;
   failingSince: string | null;
-}
-
-interface Result {
-  prepared: Prepared;
-  attemptedAt: string;
-  outcome: AttemptOutcome | null;
 }
 
 /**
@@ -64,7 +56,7 @@ export class DeliveryEngine {
   readonly #db: Kysely<DB>;
   readonly #random: () => number;
   #inFlight = 0;
-  #pending: Result[] = [];
+  #pending: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
   #sends = new Set<Promise<void>>();
   /** Opened secrets by sealed value: opening is cheap, but not free at thousands per second. */
@@ -108,7 +100,7 @@ export class DeliveryEngine {
     return this.#prepare(claimed, now);
   }
 
-  async #prepare(claimed: Claimed[], now: Date): Promise<Prepared[]> {
+  async #prepare(claimed: ClaimedDelivery[], now: Date): Promise<Prepared[]> {
     const subscriptionIds = [...new Set(claimed.map((c) => c.subscription_id))];
     const eventIds = [...new Set(claimed.map((c) => c.event_id))];
     const [subscriptions, events] = await Promise.all([
@@ -160,131 +152,75 @@ export class DeliveryEngine {
     return plain;
   }
 
-  async #send(prepared: Prepared): Promise<Result> {
+  async #send(prepared: Prepared): Promise<AttemptResult> {
+    const { delivery, failingSince, request } = prepared;
     const attemptedAt = this.#o.clock.now().toISOString();
-    if (prepared.request === null) return { prepared, attemptedAt, outcome: null };
-    const { url, headers, body } = prepared.request;
-    return { prepared, attemptedAt, outcome: await this.#o.client.post(url, headers, body) };
+    if (request === null) return { delivery, failingSince, attemptedAt, outcome: null };
+    const outcome = await this.#o.client.post(request.url, request.headers, request.body);
+    return { delivery, failingSince, attemptedAt, outcome };
   }
 
   /** Writes the results of a batch of attempts in one transaction. */
-  async record(results: Result[]): Promise<void> {
+  async record(results: AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
     const now = this.#o.clock.now();
-    const nowIso = now.toISOString();
-    const deactivated = await this.#db.transaction().execute(async (trx) => {
-      const attempts = results
-        .filter((r) => r.outcome !== null)
-        .map((r) => ({
-          id: newId('webhookAttempt'),
-          tenant_id: r.prepared.delivery.tenant_id,
-          delivery_id: r.prepared.delivery.id,
-          attempted_at: r.attemptedAt,
-          status_code: r.outcome!.statusCode,
-          error: r.outcome!.error,
-          duration_ms: r.outcome!.durationMs,
-          response_body: r.outcome!.body,
-        }));
-      for (let i = 0; i < attempts.length; i += 500) {
-        await trx
-          .insertInto('webhook_attempts')
-          .values(attempts.slice(i, i + 500))
-          .execute();
-      }
-
-      const healthy = new Set<string>();
-      const failing = new Map<string, string | null>();
-      const deactivate = new Map<string, string>();
-      // Successes differ only by id and status code: one statement per status code.
-      const succeededByStatus = new Map<number, string[]>();
-      const closedInactive: string[] = [];
-      for (const { prepared, attemptedAt, outcome } of results) {
-        const { delivery } = prepared;
-        if (outcome === null) {
-          closedInactive.push(delivery.id);
-          continue;
-        }
-        if (succeeded(outcome)) {
-          const ids = succeededByStatus.get(outcome.statusCode!) ?? [];
-          ids.push(delivery.id);
-          succeededByStatus.set(outcome.statusCode!, ids);
-          healthy.add(delivery.subscription_id);
-          continue;
-        }
-        const attemptsMade = delivery.attempts + 1;
-        const changes: Updateable<WebhookDeliveriesTable> = {
-          attempts: attemptsMade,
-          last_attempt_at: attemptedAt,
-          last_status_code: outcome.statusCode,
-          last_error: outcome.error,
-        };
-        const delay = retryDelayMs(attemptsMade, outcome, this.#random);
-        if (delay === null) Object.assign(changes, { status: 'failed', completed_at: nowIso });
-        else changes.next_attempt_at = new Date(now.getTime() + delay).toISOString();
-        failing.set(delivery.subscription_id, prepared.failingSince);
-        if (outcome.statusCode === 410) deactivate.set(delivery.subscription_id, 'gone');
-        else if (
-          prepared.failingSince !== null &&
-          now.getTime() - Date.parse(prepared.failingSince) >= FAILING_DEACTIVATION_MS
-        )
-          deactivate.set(delivery.subscription_id, 'failing');
-        // A delivery closed meanwhile (its subscription was deactivated) stays closed.
-        await trx
-          .updateTable('webhook_deliveries')
-          .set(changes)
-          .where('id', '=', delivery.id)
-          .where('status', '=', 'pending')
-          .execute();
-      }
-      for (const [statusCode, ids] of succeededByStatus) {
-        for (let i = 0; i < ids.length; i += 500) {
-          await trx
-            .updateTable('webhook_deliveries')
-            .set({
-              status: 'succeeded',
-              attempts: sql`attempts + 1`,
-              last_attempt_at: nowIso,
-              last_status_code: statusCode,
-              last_error: null,
-              completed_at: nowIso,
-            })
-            .where('id', 'in', ids.slice(i, i + 500))
-            .where('status', '=', 'pending')
-            .execute();
-        }
-      }
-      if (closedInactive.length > 0) {
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ status: 'failed', last_error: 'subscription inactive', completed_at: nowIso })
-          .where('id', 'in', closedInactive)
-          .where('status', '=', 'pending')
-          .execute();
-      }
-
-      for (const id of healthy) failing.delete(id);
-      if (healthy.size > 0) {
-        await trx
-          .updateTable('webhook_subscriptions')
-          .set({ failing_since: null })
-          .where('id', 'in', [...healthy])
-          .where('failing_since', 'is not', null)
-          .execute();
-      }
-      const startFailing = [...failing].filter(([, since]) => since === null).map(([id]) => id);
-      if (startFailing.length > 0) {
-        await trx
-          .updateTable('webhook_subscriptions')
-          .set({ failing_since: nowIso })
-          .where('id', 'in', startFailing)
-          .where('failing_since', 'is', null)
-          .execute();
-      }
-      for (const [id, reason] of deactivate) await deactivateSubscription(trx, id, reason, nowIso);
-      return deactivate;
-    });
+    const plan = planRecording(results, now, this.#random);
+    const deactivated = await this.#db.transaction().execute((trx) => this.#apply(trx, plan, now.toISOString()));
     for (const [subscriptionId, reason] of deactivated)
       this.#o.logger.warn({ subscriptionId, reason }, 'webhook subscription deactivated');
+  }
+
+  /**
+   * Applies a recording plan. Every delivery update is guarded by `status = 'pending'`: a delivery
+   * closed meanwhile (its subscription was deactivated) stays closed.
+   */
+  async #apply(trx: Kysely<DB>, plan: RecordingPlan, nowIso: string): Promise<Map<string, string>> {
+    for (let i = 0; i < plan.attempts.length; i += CHUNK) {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(plan.attempts.slice(i, i + CHUNK))
+        .execute();
+    }
+    const pending = (ids: string[]) =>
+      trx.updateTable('webhook_deliveries').where('id', 'in', ids).where('status', '=', 'pending');
+    for (const [statusCode, ids] of plan.succeededByStatus) {
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        await pending(ids.slice(i, i + CHUNK))
+          .set({
+            status: 'succeeded',
+            attempts: sql`attempts + 1`,
+            last_attempt_at: nowIso,
+            last_status_code: statusCode,
+            last_error: null,
+            completed_at: nowIso,
+          })
+          .execute();
+      }
+    }
+    for (const { deliveryId, changes } of plan.failed) await pending([deliveryId]).set(changes).execute();
+    if (plan.closedInactive.length > 0) {
+      await pending(plan.closedInactive)
+        .set({ status: 'failed', last_error: 'subscription inactive', completed_at: nowIso })
+        .execute();
+    }
+    if (plan.healthy.length > 0) {
+      await trx
+        .updateTable('webhook_subscriptions')
+        .set({ failing_since: null })
+        .where('id', 'in', plan.healthy)
+        .where('failing_since', 'is not', null)
+        .execute();
+    }
+    if (plan.startFailing.length > 0) {
+      await trx
+        .updateTable('webhook_subscriptions')
+        .set({ failing_since: nowIso })
+        .where('id', 'in', plan.startFailing)
+        .where('failing_since', 'is', null)
+        .execute();
+    }
+    for (const [id, reason] of plan.deactivate) await this.#o.deactivate(trx, id, reason, nowIso);
+    return plan.deactivate;
   }
 
   /** Claims, sends and records until nothing is due (tests and the CLI use it; no concurrency limit games). */
@@ -374,29 +310,4 @@ export class DeliveryEngine {
       this.#o.logger.error({ err, count: batch.length }, 'recording webhook attempts failed');
     }
   }
-}
-
-/**
- * Deactivates a subscription and closes its pending deliveries as failed (replay them with
- * `webhook replay --failed-since` after reactivating).
- */
-export async function deactivateSubscription(
-  db: Kysely<DB>,
-  subscriptionId: string,
-  reason: string,
-  nowIso: string,
-): Promise<boolean> {
-  const updated = await db
-    .updateTable('webhook_subscriptions')
-    .set({ active: false, deactivated_reason: reason, updated_at: nowIso })
-    .where('id', '=', subscriptionId)
-    .where('active', '=', true)
-    .executeTakeFirst();
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'failed', last_error: `subscription deactivated (${reason})`, completed_at: nowIso })
-    .where('subscription_id', '=', subscriptionId)
-    .where('status', '=', 'pending')
-    .execute();
-  return Number(updated.numUpdatedRows) > 0;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, type AttemptOutcome } from './http-client.js';
-import { MAX_ATTEMPTS, retryDelayMs } from './retry.js';
+import { parseRetryAfter, type AttemptOutcome } from '../net/http-client.js';
+import { MAX_ATTEMPTS, deliveryRetryDelayMs } from './retry.js';
 
 const outcome = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
   statusCode: 500,
@@ -13,23 +13,27 @@ const outcome = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
 });
 const middle = () => 0.5;
 
-describe('retryDelayMs', () => {
+describe('deliveryRetryDelayMs', () => {
   it('follows the Svix schedule, then gives up', () => {
-    const delays = Array.from({ length: MAX_ATTEMPTS }, (_, i) => retryDelayMs(i + 1, outcome({}), middle));
+    const delays = Array.from({ length: MAX_ATTEMPTS }, (_, i) => deliveryRetryDelayMs(i + 1, outcome({}), middle));
     expect(delays).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, null]);
   });
 
   it('waits at least a minute after 429, 502, 503, 504 and timeouts, not after 500', () => {
     for (const statusCode of [429, 502, 503, 504])
-      expect(retryDelayMs(1, outcome({ statusCode }), middle)).toBe(60_000);
-    expect(retryDelayMs(1, outcome({ statusCode: null, timedOut: true, error: 'timeout' }), middle)).toBe(60_000);
-    expect(retryDelayMs(1, outcome({ statusCode: 500 }), middle)).toBe(5_000);
+      expect(deliveryRetryDelayMs(1, outcome({ statusCode }), middle)).toBe(60_000);
+    expect(deliveryRetryDelayMs(1, outcome({ statusCode: null, timedOut: true, error: 'timeout' }), middle)).toBe(
+      60_000,
+    );
+    expect(deliveryRetryDelayMs(1, outcome({ statusCode: 500 }), middle)).toBe(5_000);
   });
 
   it('honours a longer Retry-After up to 6 hours, never a shorter one', () => {
-    expect(retryDelayMs(1, outcome({ statusCode: 503, retryAfterSeconds: 120 }), middle)).toBe(120_000);
-    expect(retryDelayMs(1, outcome({ statusCode: 503, retryAfterSeconds: 1 }), middle)).toBe(60_000);
-    expect(retryDelayMs(2, outcome({ statusCode: 429, retryAfterSeconds: 86_400 }), middle)).toBe(6 * 3_600_000);
+    expect(deliveryRetryDelayMs(1, outcome({ statusCode: 503, retryAfterSeconds: 120 }), middle)).toBe(120_000);
+    expect(deliveryRetryDelayMs(1, outcome({ statusCode: 503, retryAfterSeconds: 1 }), middle)).toBe(60_000);
+    expect(deliveryRetryDelayMs(2, outcome({ statusCode: 429, retryAfterSeconds: 86_400 }), middle)).toBe(
+      6 * 3_600_000,
+    );
   });
 });
 

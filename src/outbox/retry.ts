@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from './http-client.js';
+import type { AttemptOutcome } from '../net/http-client.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -22,7 +22,11 @@ export function succeeded(outcome: AttemptOutcome): boolean {
 }
 
 /** How long to wait after failed attempt number `attemptsMade` (1-based); null = give up. */
-export function retryDelayMs(attemptsMade: number, outcome: AttemptOutcome, random: () => number): number | null {
+export function deliveryRetryDelayMs(
+  attemptsMade: number,
+  outcome: AttemptOutcome,
+  random: () => number,
+): number | null {
   const base = RETRY_DELAYS_MS[attemptsMade - 1];
   if (base === undefined) return null;
   let delay = Math.round(base * (0.8 + 0.4 * random()));

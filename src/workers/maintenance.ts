@@ -1,5 +1,5 @@
 import { pruneIdempotencyKeys } from '../idempotency/idempotency.js';
-import type { BackgroundWorker, WorkerContext } from '../modules/module.js';
+import type { BackgroundWorker, WorkerContext } from './worker.js';
 import { pollingWorker } from './polling-worker.js';
 
 /** Housekeeping: forgets idempotency keys past their retention. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BackgroundWorker } from '../modules/module.js';
+import type { BackgroundWorker } from './worker.js';
 
 /**
  * A worker that runs `tick` whenever woken and at least every `intervalMs`; `tick` returns true

@@ -1,17 +1,18 @@
 import type { Logger } from 'pino';
-import type { BackgroundWorker, WorkerContext } from '../modules/module.js';
-import { modules } from '../modules/index.js';
-import { maintenanceWorker } from './maintenance.js';
+import type { BackgroundWorker, WorkerContext, WorkerFactory } from './worker.js';
 
-/** Starts every module's background workers; `notify(channel)` wakes the ones listening to it. */
+/**
+ * Runs the background workers it is given (the composition root, main/server.ts, says which);
+ * `notify(channel)` wakes the ones listening to it.
+ */
 export class WorkerRunner {
   readonly #workers: BackgroundWorker[];
   readonly #logger: Logger;
 
-  constructor(base: Omit<WorkerContext, 'notify'>) {
+  constructor(base: Omit<WorkerContext, 'notify'>, factories: WorkerFactory[]) {
     const ctx: WorkerContext = { ...base, notify: (channel) => this.notify(channel) };
     this.#logger = ctx.logger;
-    this.#workers = [maintenanceWorker(ctx), ...modules.flatMap((m) => m.workers?.(ctx) ?? [])];
+    this.#workers = factories.flatMap((make) => make(ctx));
   }
 
   start(): void {

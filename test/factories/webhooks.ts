@@ -4,11 +4,12 @@ import { pino } from 'pino';
 import type { Database } from '../../src/db/connect.js';
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
+import { testConfig } from '../harness.js';
+import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delivery.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
-import type { AddressPolicy } from '../../src/outbox/address-policy.js';
-import { DeliveryEngine } from '../../src/outbox/delivery-worker.js';
+import type { AddressPolicy } from '../../src/net/address-policy.js';
 import { appendEvent, type EventType } from '../../src/outbox/events.js';
-import { WebhookClient, type Resolver } from '../../src/outbox/http-client.js';
+import type { Resolver } from '../../src/net/http-client.js';
 import { SecretBox } from '../../src/outbox/secret-box.js';
 
 /** A fixed test key (32 bytes), also handed to child processes as WEBHOOK_SECRET_KEY. */
@@ -73,27 +74,24 @@ export async function startReceiver(
   };
 }
 
+/** The delivery engine as the service wires it, with the test secret key, policy and a fixed jitter. */
 export function testEngine(
   database: Database,
   clock: Clock,
   options: { timeoutMs?: number; resolver?: Resolver; policy?: AddressPolicy; random?: () => number } = {},
 ) {
-  const client = new WebhookClient({
-    policy: options.policy ?? testPolicy,
-    resolver: options.resolver,
-    timeoutMs: options.timeoutMs ?? 15_000,
-  });
-  const engine = new DeliveryEngine({
+  return createDeliveryEngine({
     database,
     clock,
+    // Below the configurable minimum on purpose: timeouts are tested in milliseconds.
+    config: { ...testConfig(), webhookTimeoutMs: options.timeoutMs ?? 15_000 },
     logger: pino({ level: 'silent' }),
-    secretBox: () => testSecretBox,
-    client,
-    concurrency: 16,
-    leaseMs: 31_000,
+    policy: options.policy ?? testPolicy,
+    resolver: options.resolver,
+    secretBox: testSecretBox,
     random: options.random ?? (() => 0.5),
+    concurrency: 16,
   });
-  return { engine, close: () => client.close() };
 }
 
 export async function subscribe(

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processNextVersion } from '../../src/modules/audiences/generation.worker.js';
+import { processNextVersion } from '../../src/modules/audiences/audiences.generation-worker.js';
 import { makeAudience } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
 import { makePerson } from '../factories/persons.js';

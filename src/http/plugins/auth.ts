@@ -1,15 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { TenantScope } from '../../db/tenant-scope.js';
-import { ApiKeyVerifier } from '../../modules/tenants/tenants.service.js';
+import type { VerifyApiKey } from '../../auth/api-key-verifier.js';
 import { AppError } from '../errors.js';
 
 /**
  * Authenticates every request of the enclosing scope (all of /v0) by its `x-api-key` and attaches
  * the tenant's scope: from here on, every query a handler makes is confined to that tenant.
  */
-export function registerApiKeyAuth(app: FastifyInstance) {
-  const { database, clock } = app.ctx;
-  const verifier = new ApiKeyVerifier(database.kysely, clock);
+export function registerApiKeyAuth(app: FastifyInstance, verify: VerifyApiKey) {
+  const { database } = app.ctx;
   app.decorateRequest('principal', null as never);
   app.decorateRequest('scope', null as never);
   app.addHook('onRequest', async (request) => {
@@ -17,7 +16,7 @@ export function registerApiKeyAuth(app: FastifyInstance) {
     if (typeof key !== 'string' || key.length === 0) {
       throw new AppError('missing_api_key', 'Send your API key in the x-api-key header.');
     }
-    const principal = await verifier.verify(key);
+    const principal = await verify(key);
     if (principal === null) throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
     request.principal = principal;
     request.scope = new TenantScope(database.kysely, database.engine, principal.tenantId);

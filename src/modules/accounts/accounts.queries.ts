@@ -3,7 +3,7 @@ import { substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AccountsTable, DB } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const ACCOUNT_COLUMNS = [
   'accounts.id',
@@ -39,12 +39,12 @@ function filtered(scope: TenantScope, emptyOnly: boolean, text: string | null) {
   return query;
 }
 
-export async function listAccounts(scope: TenantScope, page: PageRequest, emptyOnly: boolean, text: string | null) {
+export async function listAccounts(scope: TenantScope, window: KeysetWindow, emptyOnly: boolean, text: string | null) {
   let query = filtered(scope, emptyOnly, text).select([...ACCOUNT_COLUMNS, withCount]);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('accounts.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 
@@ -84,27 +84,4 @@ export async function insertAccountIfNew(scope: TenantScope, row: Omit<Insertabl
 
 export async function insertAccounts(scope: TenantScope, rows: Omit<Insertable<AccountsTable>, 'tenant_id'>[]) {
   await scope.insertInto('accounts', rows).execute();
-}
-
-/** Moves the account's latestActivityAt forward to `at` (never back). */
-export async function recordActivity(scope: TenantScope, domain: string, at: string) {
-  await scope
-    .updateTable('accounts')
-    .set({ latest_activity_at: at })
-    .where('accounts.domain', '=', domain)
-    .where((eb) => eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', at)]))
-    .execute();
-}
-
-/** The newest log entry of any person linked to `domain` (for an account created after the fact). */
-export async function latestActivityOfDomain(scope: TenantScope, domain: string): Promise<string | null> {
-  const row = await scope
-    .selectFrom('person_logs')
-    .innerJoin('persons', (join) =>
-      join.onRef('persons.id', '=', 'person_logs.person_id').onRef('persons.tenant_id', '=', 'person_logs.tenant_id'),
-    )
-    .select((eb) => eb.fn.max('person_logs.created_at').as('latest'))
-    .where('persons.account_domain', '=', domain)
-    .executeTakeFirst();
-  return (row?.latest as string | null | undefined) ?? null;
 }

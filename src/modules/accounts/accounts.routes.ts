@@ -39,12 +39,12 @@ export const accountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { scope } = request;
       const emptyOnly = request.query.includeEmptyOnly === 'true';
-      const context = `accounts.list:${emptyOnly}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await accounts.listAccounts(scope, page, { emptyOnly, text: null });
-      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.accountId], totalCount);
+      return pager.list(request.scope.tenantId, request.query, {
+        context: `accounts.list:${emptyOnly}`,
+        fetch: (window) => accounts.listAccounts(request.scope, window, { emptyOnly, text: null }),
+        keyOf: (a) => [a.accountId],
+      });
     },
   );
 
@@ -60,12 +60,12 @@ export const accountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const { scope } = request;
       const emptyOnly = request.query.includeEmptyOnly === 'true';
-      const context = `accounts.search:${emptyOnly}:${request.query.query}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await accounts.listAccounts(scope, page, { emptyOnly, text: request.query.query });
-      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.accountId], totalCount);
+      return pager.list(request.scope.tenantId, request.query, {
+        context: `accounts.search:${emptyOnly}:${request.query.query}`,
+        fetch: (window) => accounts.listAccounts(request.scope, window, { emptyOnly, text: request.query.query }),
+        keyOf: (a) => [a.accountId],
+      });
     },
   );
 

@@ -1,11 +1,11 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
-import * as persons from '../persons/persons.queries.js';
-import { toPerson } from '../persons/persons.service.js';
+import { latestActivityOfDomain } from '../account-activity/index.js';
+import { linkedPersons } from '../persons/index.js';
 import * as q from './accounts.queries.js';
 import { ACCOUNT_LIMITS, type Account, type AccountCreateBody, type AccountSummary } from './accounts.schemas.js';
 
@@ -29,12 +29,12 @@ function toSummary(row: ListedRow): AccountSummary {
 
 async function toAccount(scope: TenantScope, row: q.AccountRow): Promise<Account> {
   const [linked, count] = await Promise.all([
-    persons.linkedPersons(scope, row.domain, ACCOUNT_LIMITS.linkedPersons),
+    linkedPersons(scope, row.domain, ACCOUNT_LIMITS.linkedPersons),
     q.countLinkedPersons(scope, row.domain),
   ]);
   return {
     ...accountFields(row),
-    linkedPersons: linked.map(toPerson),
+    linkedPersons: linked,
     linkedPersonsCount: count,
   };
 }
@@ -58,7 +58,7 @@ export async function createAccount(scope: TenantScope, clock: Clock, body: Acco
       name: body.name ?? null,
       created_at: now,
       updated_at: now,
-      latest_activity_at: await q.latestActivityOfDomain(tx, domain),
+      latest_activity_at: await latestActivityOfDomain(tx, domain),
     };
     if (!(await q.insertAccountIfNew(tx, row))) {
       const existing = await q.findAccountByDomain(tx, domain);
@@ -79,11 +79,11 @@ export async function getAccount(scope: TenantScope, accountId: string): Promise
 
 export async function listAccounts(
   scope: TenantScope,
-  page: PageRequest,
+  window: KeysetWindow,
   filter: { emptyOnly: boolean; text: string | null },
 ) {
   const [rows, totalCount] = await Promise.all([
-    q.listAccounts(scope, page, filter.emptyOnly, filter.text),
+    q.listAccounts(scope, window, filter.emptyOnly, filter.text),
     q.countAccounts(scope, filter.emptyOnly, filter.text),
   ]);
   return { items: rows.map(toSummary), totalCount };

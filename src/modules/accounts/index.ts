@@ -1,11 +1,2 @@
-import type { ServiceModule } from '../module.js';
-import { accountsDemo } from './accounts.demo.js';
-import { accountsRoutes } from './accounts.routes.js';
-import { accountSchemas } from './accounts.schemas.js';
-
-export const accountsModule: ServiceModule = {
-  name: 'accounts',
-  schemas: accountSchemas,
-  routes: accountsRoutes,
-  demo: accountsDemo,
-};
+/** What other modules may use of accounts. */
+export { findAccountByDomain } from './accounts.queries.js';

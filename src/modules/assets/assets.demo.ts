@@ -1,7 +1,6 @@
 import sharp from 'sharp';
 import type { DemoContext } from '../module.js';
-import { generatePreviewNow, uploadFile } from '../files/files.service.js';
-import { createFileStore } from '../files/files.storage.js';
+import { createFileStore, generatePreviewNow, uploadFile } from '../files/index.js';
 import { createAsset, type FileLinks } from './assets.service.js';
 
 /** A 320×200 diagonal gradient in the given colours, as raw RGB pixels. */

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { DB } from '../../db/schema.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
-import { createFileStore, type FileStore } from '../files/files.storage.js';
-import type { BackgroundWorker, WorkerContext } from '../module.js';
+import { createFileStore, type FileStore } from '../files/index.js';
+import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 
 /**
  * Writes a short description of an image (alt text), which becomes the asset's `aiDescription`.

@@ -2,7 +2,7 @@ import { sendIdempotent } from '../../idempotency/idempotency.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { standardErrorResponses } from '../../http/schemas.js';
-import { fileRuntime } from '../files/files.runtime.js';
+import { fileRuntime } from '../files/index.js';
 import { ASSETS_CHANNEL } from './assets.describer.js';
 import { Asset, AssetCreateBody, AssetParams } from './assets.schemas.js';
 import * as assets from './assets.service.js';

@@ -4,7 +4,7 @@ import { notFound, validationFailed } from '../../http/errors.js';
 import { withIdempotency } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { findCompletedFile } from '../files/files.service.js';
+import { findCompletedFile } from '../files/index.js';
 import * as q from './assets.queries.js';
 import type { Asset, AssetCreateBody } from './assets.schemas.js';
 

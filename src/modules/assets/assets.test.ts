@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpload, storedState, uploadImage } from '../../../test/factories/files.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { fileRuntime } from '../files/files.runtime.js';
+import { fileRuntime } from '../files/index.js';
 import { assetsDemo } from './assets.demo.js';
 import { describePendingAssets, type ImageDescriber } from './assets.describer.js';
-import { generatePreviewNow } from '../files/files.service.js';
+import { generatePreviewNow } from '../files/index.js';
 
 let t: TestApp;
 let alice: Tenant;

@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AudienceSessionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 export interface SessionFilter {
   pageId: string;
@@ -30,13 +30,13 @@ function filtered(scope: TenantScope, filter: SessionFilter) {
   return query;
 }
 
-export async function listSessions(scope: TenantScope, filter: SessionFilter, page: PageRequest) {
+export async function listSessions(scope: TenantScope, filter: SessionFilter, window: KeysetWindow) {
   let query = filtered(scope, filter).selectAll('audience_sessions');
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('audience_sessions.session_started_at', 'desc')
     .orderBy('audience_sessions.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

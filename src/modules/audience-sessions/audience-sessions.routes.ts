@@ -21,17 +21,11 @@ export const audienceSessionsRoutes: FastifyPluginAsyncTypebox = async (app) => 
     async (request) => {
       const { scope } = request;
       const filter = sessions.sessionFilter(request.params.page_id, request.query);
-      const context = `audienceSessions.list:${JSON.stringify(filter)}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await sessions.listSessions(scope, filter, page);
-      return pager.envelope(
-        scope.tenantId,
-        context,
-        page,
-        items,
-        (s) => [s.sessionStartedAt, s.audienceSessionId],
-        totalCount,
-      );
+      return pager.list(scope.tenantId, request.query, {
+        context: `audienceSessions.list:${JSON.stringify(filter)}`,
+        fetch: (window) => sessions.listSessions(scope, filter, window),
+        keyOf: (s) => [s.sessionStartedAt, s.audienceSessionId],
+      });
     },
   );
 };

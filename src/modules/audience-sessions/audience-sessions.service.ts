@@ -1,7 +1,7 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
-import * as pagesQ from '../pages/pages.queries.js';
+import type { KeysetWindow } from '../../http/pagination.js';
+import { findPage } from '../pages/index.js';
 import * as q from './audience-sessions.queries.js';
 import type { AudienceSession, AudienceSessionQuery } from './audience-sessions.schemas.js';
 
@@ -57,8 +57,8 @@ export function sessionFilter(pageId: string, query: AudienceSessionQuery): q.Se
   return { pageId, start, end, audienceId: query.audienceId ?? null };
 }
 
-export async function listSessions(scope: TenantScope, filter: q.SessionFilter, page: PageRequest) {
-  if ((await pagesQ.findPage(scope, filter.pageId)) === undefined) throw notFound('page', filter.pageId);
-  const [rows, totalCount] = await Promise.all([q.listSessions(scope, filter, page), q.countSessions(scope, filter)]);
+export async function listSessions(scope: TenantScope, filter: q.SessionFilter, window: KeysetWindow) {
+  if ((await findPage(scope, filter.pageId)) === undefined) throw notFound('page', filter.pageId);
+  const [rows, totalCount] = await Promise.all([q.listSessions(scope, filter, window), q.countSessions(scope, filter)]);
   return { items: rows.map(toSession), totalCount };
 }

@@ -1,19 +1,7 @@
-import { TenantScope } from '../../db/tenant-scope.js';
-import type { CliCommand, CliContext } from '../module.js';
+import { positional, tenantScope } from '../../cli/args.js';
+import type { CliCommand } from '../../cli/command.js';
 import { archiveAudience } from './audiences.service.js';
-import { publishPageDrafts } from './generation.js';
-
-function scopeOf(ctx: CliContext, values: Record<string, unknown>): TenantScope {
-  const tenant = values.tenant;
-  if (typeof tenant !== 'string' || tenant === '') throw new Error('--tenant is required');
-  return new TenantScope(ctx.db, ctx.database.engine, tenant);
-}
-
-function positional(positionals: string[], name: string): string {
-  const value = positionals[0];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
+import { publishPageDrafts } from './audiences.versions.js';
 
 export const audiencesCommands: CliCommand[] = [
   {
@@ -23,7 +11,7 @@ export const audiencesCommands: CliCommand[] = [
     positionals: 'AUDIENCE_ID',
     run: async (ctx, { values, positionals }) => {
       const audienceId = positional(positionals, 'AUDIENCE_ID');
-      await archiveAudience(scopeOf(ctx, values), ctx.clock, audienceId);
+      await archiveAudience(await tenantScope(ctx, values), ctx.clock, audienceId);
       return { audienceId, archived: true };
     },
   },
@@ -33,7 +21,7 @@ export const audiencesCommands: CliCommand[] = [
     options: { tenant: { type: 'string' } },
     positionals: 'PAGE_ID',
     run: async (ctx, { values, positionals }) => ({
-      published: await publishPageDrafts(scopeOf(ctx, values), ctx.clock, positional(positionals, 'PAGE_ID')),
+      published: await publishPageDrafts(await tenantScope(ctx, values), ctx.clock, positional(positionals, 'PAGE_ID')),
     }),
   },
 ];

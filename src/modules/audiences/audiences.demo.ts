@@ -1,7 +1,8 @@
 import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
 import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
-import { claimVersion, completeVersion, createVersionIn, generateNow } from './generation.js';
+import { claimVersion, completeVersion, generateNow } from './audiences.generation.js';
+import { createVersionIn } from './audiences.versions.js';
 
 const PEOPLE = [
   { computedName: 'Acme Corp · VP Sales', personRouteKey: 'jane-doe-acme', customName: null },
@@ -25,7 +26,7 @@ async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) 
 export async function audiencesDemo(ctx: DemoContext) {
   const pageIds = (ctx.created.pages?.pageIds as string[] | undefined) ?? [];
   // The persons demo runs first (modules/index.ts): each demo person gets audiences that address them.
-  const personIds = (ctx.created.persons?.personIds as string[] | undefined) ?? [];
+  const personIds = (ctx.created.personLogs?.personIds as string[] | undefined) ?? [];
   const audienceIds: string[] = [];
   const livePages = pageIds.slice(0, 5); // the last demo page is archived
   for (const [p, pageId] of livePages.entries()) {

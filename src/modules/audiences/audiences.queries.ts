@@ -4,8 +4,8 @@ import { forUpdate, forUpdateSkipLocked } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AudiencesTable, AudienceVersionsTable, DB } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
-import { RUNNABLE_STATUSES, transition, type VersionEvent } from './version-lifecycle.js';
+import type { KeysetWindow } from '../../http/pagination.js';
+import { RUNNABLE_STATUSES, transition, type VersionEvent } from './audiences.version-lifecycle.js';
 
 const AUDIENCE_COLUMNS = [
   'audiences.id',
@@ -69,12 +69,12 @@ export async function findAudienceById(scope: TenantScope, audienceId: string) {
     .executeTakeFirst();
 }
 
-export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
+export async function listAudiences(scope: TenantScope, pageId: string, window: KeysetWindow) {
   let query = scope.selectFrom('audiences').select(AUDIENCE_COLUMNS).where('audiences.page_id', '=', pageId);
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('audiences.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

@@ -11,7 +11,7 @@ import {
   VersionCreateBody,
 } from './audiences.schemas.js';
 import * as audiences from './audiences.service.js';
-import { createVersion, VERSIONS_CHANNEL } from './generation.js';
+import { createVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pager, clock, notify } = app.ctx;
@@ -28,13 +28,12 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: AudienceList, ...standardErrorResponses },
       },
     },
-    async (request) => {
-      const { scope } = request;
-      const context = `audiences.list:${request.params.page_id}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const { items, totalCount } = await audiences.listAudiences(scope, request.params.page_id, page);
-      return pager.envelope(scope.tenantId, context, page, items, (a) => [a.audienceId], totalCount);
-    },
+    async (request) =>
+      pager.list(request.scope.tenantId, request.query, {
+        context: `audiences.list:${request.params.page_id}`,
+        fetch: (window) => audiences.listAudiences(request.scope, request.params.page_id, window),
+        keyOf: (a) => [a.audienceId],
+      }),
   );
 
   app.post(

@@ -1,16 +1,17 @@
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import type { Metadata } from '../pages/pages.schemas.js';
+import { addToAudiencesCount, type Metadata } from '../pages/index.js';
 import * as q from './audiences.queries.js';
 import type { Audience } from './audiences.schemas.js';
 import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
-import { createVersionIn, generateNow } from './generation.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+import { generateNow } from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { createVersionIn } from './audiences.versions.js';
 
 /** Audiences with their latest and published versions, read in one query for all of them. */
 async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetadata: Record<string, unknown>) {
@@ -35,9 +36,12 @@ async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetad
   });
 }
 
-export async function listAudiences(scope: TenantScope, pageId: string, page: PageRequest) {
+export async function listAudiences(scope: TenantScope, pageId: string, window: KeysetWindow) {
   const pageRow = await visiblePage(scope, pageId);
-  const [rows, totalCount] = await Promise.all([q.listAudiences(scope, pageId, page), q.countAudiences(scope, pageId)]);
+  const [rows, totalCount] = await Promise.all([
+    q.listAudiences(scope, pageId, window),
+    q.countAudiences(scope, pageId),
+  ]);
   return { items: await withVersions(scope, rows, pageRow.metadata), totalCount };
 }
 
@@ -118,7 +122,7 @@ export async function createAudience(
       metadata_override: input.metadataOverride ? json(input.metadataOverride) : null,
       created_at: isoNow(clock),
     });
-    await pagesQ.addToAudiencesCount(tx, input.pageId, 1);
+    await addToAudiencesCount(tx, input.pageId, 1);
     const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
     const result = await generateNow(tx, clock, version.versionId, { generator, publish: true });
     if (result !== 'published') throw new Error(`the first version of the audience was not published: ${result}`);

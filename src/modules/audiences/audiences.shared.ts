@@ -1,10 +1,9 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { conflict, notFound } from '../../http/errors.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import type { Metadata } from '../pages/pages.schemas.js';
+import { findPage, type Metadata } from '../pages/index.js';
 import type * as q from './audiences.queries.js';
 import type { Audience, AudienceVersion } from './audiences.schemas.js';
-import type { VersionStatus } from './version-lifecycle.js';
+import type { VersionStatus } from './audiences.version-lifecycle.js';
 
 /** Row → API shape mapping and the checks shared by the audience and version services. */
 
@@ -62,7 +61,7 @@ export function toAudience(
 }
 
 export async function visiblePage(scope: TenantScope, pageId: string, options: { lock?: boolean } = {}) {
-  const page = await pagesQ.findPage(scope, pageId, options);
+  const page = await findPage(scope, pageId, options);
   if (page === undefined) throw notFound('page', pageId);
   return page;
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
-import type { CliCommand } from '../module.js';
+import { positional, tenantScope } from '../../cli/args.js';
+import type { CliCommand } from '../../cli/command.js';
 import { MAX_FILE_BYTES } from './files.images.js';
 import { uploadFile } from './files.service.js';
 import { createFileStore } from './files.storage.js';
@@ -14,12 +14,8 @@ export const fileCommands: CliCommand[] = [
     positionals: 'PATH',
     options: { tenant: { type: 'string' } },
     run: async (ctx, { values, positionals }) => {
-      const file = positionals[0];
-      if (!file) throw new Error('PATH is required');
-      const tenantId = values.tenant;
-      if (typeof tenantId !== 'string' || tenantId === '') throw new Error('--tenant is required');
-      const tenant = await ctx.db.selectFrom('tenants').select('id').where('id', '=', tenantId).executeTakeFirst();
-      if (tenant === undefined) throw new AppError('not_found', `No tenant with id "${tenantId}" exists.`);
+      const file = positional(positionals, 'PATH');
+      const scope = await tenantScope(ctx, values);
       const stat = await fs.stat(file);
       if (!stat.isFile()) throw new Error(`${file} is not a file`);
       if (stat.size > MAX_FILE_BYTES) {
@@ -28,7 +24,6 @@ export const fileCommands: CliCommand[] = [
           `The file is larger than the limit of ${MAX_FILE_BYTES} bytes (10 MiB).`,
         );
       }
-      const scope = new TenantScope(ctx.db, ctx.database.engine, tenantId);
       const store = createFileStore(ctx.config, ctx.db, ctx.clock);
       const uploaded = await uploadFile(scope, store, ctx.clock, {
         // The API's filename rules: no control characters or separators, at most 255 characters.

@@ -1,4 +1,4 @@
-import type { BackgroundWorker, WorkerContext } from '../module.js';
+import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
 import { FILES_CHANNEL, processPendingPreviews, pruneAbandonedUploads } from './files.service.js';
 import { createFileStore } from './files.storage.js';

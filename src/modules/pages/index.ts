@@ -1,11 +1,3 @@
-import type { ServiceModule } from '../module.js';
-import { pagesDemo } from './pages.demo.js';
-import { pagesRoutes } from './pages.routes.js';
-import { pageSchemas } from './pages.schemas.js';
-
-export const pagesModule: ServiceModule = {
-  name: 'pages',
-  schemas: pageSchemas,
-  routes: pagesRoutes,
-  demo: pagesDemo,
-};
+/** What other modules may use of pages. */
+export { addToAudiencesCount, findPage } from './pages.queries.js';
+export type { Metadata } from './pages.schemas.js';

@@ -4,7 +4,7 @@ import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PagesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { rowsToFetch, type PageRequest } from '../../http/pagination.js';
+import { rowsToFetch, type KeysetWindow } from '../../http/pagination.js';
 
 const PAGE_COLUMNS = [
   'pages.id',
@@ -52,10 +52,10 @@ const countVisiblePages = preparedQuery((scope) =>
 );
 
 /** The newest visible pages after the cursor. The caller counts exactly (countPages). */
-export async function listPages(scope: TenantScope, page: PageRequest) {
-  const limit = rowsToFetch(page, true);
-  return page.after
-    ? nextPageOfPages(scope, { limit, afterId: String(page.after[0]) })
+export async function listPages(scope: TenantScope, window: KeysetWindow) {
+  const limit = rowsToFetch(window, true);
+  return window.after
+    ? nextPageOfPages(scope, { limit, afterId: String(window.after[0]) })
     : firstPageOfPages(scope, { limit });
 }
 
@@ -64,17 +64,17 @@ export async function countPages(scope: TenantScope): Promise<number> {
   return Number(row?.count ?? 0);
 }
 
-export async function searchPages(scope: TenantScope, text: string, page: PageRequest) {
+export async function searchPages(scope: TenantScope, text: string, window: KeysetWindow) {
   // Driven from the search index (searchFrom), not by walking the tenant's pages.
   let query = scope
     .searchFrom('pages', text)
     .where('pages.deleted_at', 'is', null)
     .select(['pages.id', 'pages.name', 'pages.audiences_count'])
     .where(substringMatch(scope.engine, 'pages', ['name'], text));
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('pages.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

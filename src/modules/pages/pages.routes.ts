@@ -25,12 +25,12 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PageList, ...standardErrorResponses },
       },
     },
-    async (request) => {
-      const { scope } = request;
-      const page = pager.read(scope.tenantId, 'pages.list', request.query);
-      const { items, totalCount } = await pages.listPages(scope, page);
-      return pager.envelope(scope.tenantId, 'pages.list', page, items, (p) => [p.pageId], totalCount);
-    },
+    async (request) =>
+      pager.list(request.scope.tenantId, request.query, {
+        context: 'pages.list',
+        fetch: (window) => pages.listPages(request.scope, window),
+        keyOf: (p) => [p.pageId],
+      }),
   );
 
   app.get(
@@ -44,13 +44,12 @@ export const pagesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PageSearchResult, ...standardErrorResponses },
       },
     },
-    async (request) => {
-      const { scope } = request;
-      const context = `pages.search:${request.query.query}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const items = await pages.searchPages(scope, request.query.query, page);
-      return pager.envelope(scope.tenantId, context, page, items, (p) => [p.pageId], null);
-    },
+    async (request) =>
+      pager.list(request.scope.tenantId, request.query, {
+        context: `pages.search:${request.query.query}`,
+        fetch: (window) => pages.searchPages(request.scope, request.query.query, window),
+        keyOf: (p) => [p.pageId],
+      }),
   );
 
   app.patch(

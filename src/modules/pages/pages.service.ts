@@ -3,7 +3,7 @@ import { json } from '../../db/json.js';
 import type { PagesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import * as q from './pages.queries.js';
@@ -43,14 +43,16 @@ export function toPage(row: q.PageRow): Page {
   return page;
 }
 
-export async function listPages(scope: TenantScope, page: PageRequest) {
-  const [rows, totalCount] = await Promise.all([q.listPages(scope, page), q.countPages(scope)]);
+export async function listPages(scope: TenantScope, window: KeysetWindow) {
+  const [rows, totalCount] = await Promise.all([q.listPages(scope, window), q.countPages(scope)]);
   return { items: rows.map(toPage), totalCount };
 }
 
-export async function searchPages(scope: TenantScope, text: string, page: PageRequest): Promise<PageSearchItem[]> {
-  const rows = await q.searchPages(scope, text, page);
-  return rows.map((r) => ({ pageId: r.id, name: r.name, audiencesCount: r.audiences_count }));
+/** Search results carry no total (docs/api.md, search): counting every match would cost more than finding a page. */
+export async function searchPages(scope: TenantScope, text: string, window: KeysetWindow) {
+  const rows = await q.searchPages(scope, text, window);
+  const items: PageSearchItem[] = rows.map((r) => ({ pageId: r.id, name: r.name, audiencesCount: r.audiences_count }));
+  return { items, totalCount: null };
 }
 
 export async function getPage(scope: TenantScope, pageId: string): Promise<Page> {

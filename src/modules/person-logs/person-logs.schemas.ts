@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, strict } from '../../http/schemas.js';
-import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/persons.schemas.js';
+import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/index.js';
 
 /** Limits the spec leaves open (docs/api.md, Person log entries). */
 export const PERSON_LOG_LIMITS = { payloadBytes: 64 * 1024 } as const;

@@ -4,8 +4,8 @@ import { validationFailed } from '../../http/errors.js';
 import { withIdempotency, type StoredResponse } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import * as accounts from '../accounts/accounts.queries.js';
-import { normalizeIdentity, resolvePerson } from '../persons/persons.service.js';
+import { recordAccountActivity } from '../account-activity/index.js';
+import { normalizeIdentity, resolvePerson } from '../persons/index.js';
 import * as q from './person-logs.queries.js';
 import { PERSON_LOG_LIMITS, type PersonLogBody, type PersonLogCreated } from './person-logs.schemas.js';
 
@@ -43,7 +43,7 @@ export async function writePersonLog(
         payload,
         created_at: now,
       });
-      if (person.account_domain !== null) await accounts.recordActivity(tx, person.account_domain, now);
+      if (person.account_domain !== null) await recordAccountActivity(tx, person.account_domain, now);
       return {
         status: 201,
         body: {

@@ -1,11 +1,4 @@
-import type { ServiceModule } from '../module.js';
-import { personsDemo } from './persons.demo.js';
-import { personsRoutes } from './persons.routes.js';
-import { personSchemas } from './persons.schemas.js';
-
-export const personsModule: ServiceModule = {
-  name: 'persons',
-  schemas: personSchemas,
-  routes: personsRoutes,
-  demo: personsDemo,
-};
+/** What other modules may use of persons: the identity rules and the Person shape. */
+export { findPerson } from './persons.queries.js';
+export { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl, type Person } from './persons.schemas.js';
+export { linkedPersons, normalizeIdentity, patchPerson, resolvePerson, toPerson } from './persons.service.js';

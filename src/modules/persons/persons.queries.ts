@@ -3,7 +3,7 @@ import { substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 export const PERSON_COLUMNS = [
   'persons.id',
@@ -69,15 +69,15 @@ export async function updatePerson(scope: TenantScope, personId: string, changes
   await scope.updateTable('persons').set(changes).where('persons.id', '=', personId).execute();
 }
 
-export async function searchPersons(scope: TenantScope, text: string, page: PageRequest) {
+export async function searchPersons(scope: TenantScope, text: string, window: KeysetWindow) {
   let query = scope
     .searchFrom('persons', text)
     .select(PERSON_COLUMNS)
     .where(substringMatch(scope.engine, 'persons', ['name', 'email', 'domain', 'phone_number'], text));
-  if (page.after) query = query.where(keysetAfter(NEWEST_FIRST, page.after));
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
   return query
     .orderBy('persons.id', 'desc')
-    .limit(page.limit + 1)
+    .limit(window.limit + 1)
     .execute();
 }
 

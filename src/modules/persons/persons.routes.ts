@@ -17,13 +17,12 @@ export const personsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PersonSearchResult, ...standardErrorResponses },
       },
     },
-    async (request) => {
-      const { scope } = request;
-      const context = `persons.search:${request.query.query}`;
-      const page = pager.read(scope.tenantId, context, request.query);
-      const items = await persons.searchPersons(scope, request.query.query, page);
-      return pager.envelope(scope.tenantId, context, page, items, (p) => [p.personId], null);
-    },
+    async (request) =>
+      pager.list(request.scope.tenantId, request.query, {
+        context: `persons.search:${request.query.query}`,
+        fetch: (window) => persons.searchPersons(request.scope, request.query.query, window),
+        keyOf: (p) => [p.personId],
+      }),
   );
 
   app.get(

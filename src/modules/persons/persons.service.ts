@@ -4,18 +4,18 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
-import type { PageRequest } from '../../http/pagination.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { newId } from '../../lib/ids.js';
-import * as accounts from '../accounts/accounts.queries.js';
+import { recordAccountActivity } from '../account-activity/index.js';
 import {
   accountDomainOf,
   normalizeEmail,
   normalizeSocialProfileUrl,
   slugBase,
   type Normalized,
-} from './person-identity.js';
+} from './persons.identity.js';
 import * as q from './persons.queries.js';
 import type { Person, PersonPatchBody } from './persons.schemas.js';
 
@@ -50,8 +50,14 @@ export async function getPerson(scope: TenantScope, personId: string): Promise<P
   return toPerson(row);
 }
 
-export async function searchPersons(scope: TenantScope, text: string, page: PageRequest): Promise<Person[]> {
-  return (await q.searchPersons(scope, text, page)).map(toPerson);
+/** The persons linked to an account (by its canonical domain), newest first. */
+export async function linkedPersons(scope: TenantScope, accountDomain: string, limit: number): Promise<Person[]> {
+  return (await q.linkedPersons(scope, accountDomain, limit)).map(toPerson);
+}
+
+/** Search results carry no total (docs/api.md, search): counting every match would cost more than finding a page. */
+export async function searchPersons(scope: TenantScope, text: string, window: KeysetWindow) {
+  return { items: (await q.searchPersons(scope, text, window)).map(toPerson), totalCount: null };
 }
 
 /** The identities a request names, normalized; invalid ones are a 422 at their field. */
@@ -145,7 +151,7 @@ export async function patchPerson(
     if (changes.account_domain) {
       // The person's history comes along to its new account.
       const latest = await q.latestLogAt(tx, personId);
-      if (latest !== null) await accounts.recordActivity(tx, changes.account_domain, latest);
+      if (latest !== null) await recordAccountActivity(tx, changes.account_domain, latest);
     }
     return toPerson((await q.findPerson(tx, personId))!);
   });

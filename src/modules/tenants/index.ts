@@ -1,7 +1,2 @@
-import type { ServiceModule } from '../module.js';
-import { tenantCommands } from './tenants.cli.js';
-
-export const tenantsModule: ServiceModule = {
-  name: 'tenants',
-  commands: tenantCommands,
-};
+/** Tenants and their API keys: operator functions (the CLI, the demo, test set-up). */
+export { createApiKey, createTenant } from './tenants.service.js';

@@ -37,12 +37,3 @@ export async function revokeApiKey(db: Kysely<DB>, id: string, at: string) {
 export async function findApiKey(db: Kysely<DB>, id: string) {
   return db.selectFrom('api_keys').select(['id', 'tenant_id', 'revoked_at']).where('id', '=', id).executeTakeFirst();
 }
-
-export async function findActiveKeyByHash(db: Kysely<DB>, keyHash: string) {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'tenant_id'])
-    .where('key_hash', '=', keyHash)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-}

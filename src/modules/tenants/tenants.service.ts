@@ -3,7 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-keys.js';
+import { displayPrefix, generateApiKey, hashApiKey } from '../../auth/api-keys.js';
 import * as q from './tenants.queries.js';
 
 export async function createTenant(db: Kysely<DB>, clock: Clock, input: { name: string }) {
@@ -52,38 +52,4 @@ export async function revokeApiKey(db: Kysely<DB>, clock: Clock, keyId: string) 
   if (key.revoked_at === null) await q.revokeApiKey(db, keyId, isoNow(clock));
   const after = await q.findApiKey(db, keyId);
   return { keyId, revokedAt: after!.revoked_at };
-}
-
-export interface Principal {
-  tenantId: string;
-  keyId: string;
-}
-
-/**
- * Resolves an API key to its tenant. Lookups are cached for at most `ttlMs` (1 s by default), so a
- * key revoked from the CLI (another process) stops working within a second, while a busy key costs
- * one SHA-256 and a map lookup per request.
- */
-export class ApiKeyVerifier {
-  readonly #cache = new Map<string, { principal: Principal | null; expiresAt: number }>();
-  static readonly maxEntries = 10_000;
-
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly ttlMs = 1000,
-  ) {}
-
-  async verify(apiKey: string): Promise<Principal | null> {
-    if (!isWellFormedApiKey(apiKey)) return null;
-    const hash = hashApiKey(apiKey);
-    const now = this.clock.now().getTime();
-    const cached = this.#cache.get(hash);
-    if (cached !== undefined && cached.expiresAt > now) return cached.principal;
-    const row = await q.findActiveKeyByHash(this.db, hash);
-    const principal = row ? { tenantId: row.tenant_id, keyId: row.id } : null;
-    if (this.#cache.size >= ApiKeyVerifier.maxEntries) this.#cache.clear();
-    this.#cache.set(hash, { principal, expiresAt: now + this.ttlMs });
-    return principal;
-  }
 }

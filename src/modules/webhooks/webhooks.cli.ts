@@ -1,22 +1,10 @@
 import { pino } from 'pino';
-import { addressPolicy } from '../../outbox/address-policy.js';
-import { DeliveryEngine } from '../../outbox/delivery-worker.js';
-import { WebhookClient } from '../../outbox/http-client.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
 import { secretBoxFor } from '../../outbox/secret-box.js';
-import type { CliCommand } from '../module.js';
-import * as webhooks from './webhooks.service.js';
-
-function text(values: Record<string, unknown>, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-}
-
-function positional(positionals: string[], name: string): string {
-  const value = positionals[0];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
+import { optionalText, positional } from '../../cli/args.js';
+import type { CliCommand } from '../../cli/command.js';
+import { createDeliveryEngine } from './webhooks.delivery.js';
+import * as webhooks from './webhooks.operator.js';
 
 export const webhookCommands: CliCommand[] = [
   {
@@ -24,7 +12,7 @@ export const webhookCommands: CliCommand[] = [
     summary: 'List webhook subscriptions (never their secrets)',
     options: { tenant: { type: 'string' } },
     run: async (ctx, { values }) => ({
-      subscriptions: await webhooks.listSubscriptions(ctx.db, { tenantId: text(values, 'tenant') }),
+      subscriptions: await webhooks.listSubscriptions(ctx.db, { tenantId: optionalText(values, 'tenant') }),
     }),
   },
   {
@@ -39,11 +27,13 @@ export const webhookCommands: CliCommand[] = [
     },
     run: async (ctx, { values }) => ({
       deliveries: await webhooks.listDeliveries(ctx.db, {
-        tenantId: text(values, 'tenant'),
-        subscriptionId: text(values, 'subscription'),
-        eventId: text(values, 'event'),
-        status: text(values, 'status'),
-        limit: text(values, 'limit') ? Math.min(1000, Math.max(1, Number(text(values, 'limit')) || 100)) : 100,
+        tenantId: optionalText(values, 'tenant'),
+        subscriptionId: optionalText(values, 'subscription'),
+        eventId: optionalText(values, 'event'),
+        status: optionalText(values, 'status'),
+        limit: optionalText(values, 'limit')
+          ? Math.min(1000, Math.max(1, Number(optionalText(values, 'limit')) || 100))
+          : 100,
       }),
     }),
   },
@@ -77,7 +67,10 @@ export const webhookCommands: CliCommand[] = [
     positionals: 'SUBSCRIPTION_ID',
     options: { 'grace-hours': { type: 'string' } },
     run: async (ctx, { values, positionals }) => {
-      const hours = text(values, 'grace-hours') === undefined ? 24 : Number(text(values, 'grace-hours'));
+      const hours =
+        optionalText(values, 'grace-hours') === undefined
+          ? webhooks.DEFAULT_ROTATION_GRACE_MS / 3_600_000
+          : Number(optionalText(values, 'grace-hours'));
       if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new Error('--grace-hours must be 0..720');
       return webhooks.rotateSecret(
         ctx.db,
@@ -93,9 +86,9 @@ export const webhookCommands: CliCommand[] = [
     summary: 'Send again: --event EVT_ID, or every failed delivery --since ISO_TIME (--subscription to narrow)',
     options: { event: { type: 'string' }, since: { type: 'string' }, subscription: { type: 'string' } },
     run: async (ctx, { values }) => {
-      const event = text(values, 'event');
-      const since = text(values, 'since');
-      const subscription = text(values, 'subscription');
+      const event = optionalText(values, 'event');
+      const since = optionalText(values, 'since');
+      const subscription = optionalText(values, 'subscription');
       if ((event === undefined) === (since === undefined)) throw new Error('give exactly one of --event or --since');
       return event !== undefined
         ? webhooks.replayEvent(ctx.db, ctx.clock, event, subscription)
@@ -116,29 +109,12 @@ export const webhookCommands: CliCommand[] = [
     path: ['webhook', 'deliver'],
     summary: 'Send every due delivery now, from this process, and exit',
     run: async (ctx) => {
-      const client = new WebhookClient({
-        policy: addressPolicy(ctx.config.webhookAllowPrivateNetworks),
-        timeoutMs: ctx.config.webhookTimeoutMs,
-      });
+      const { engine, close } = createDeliveryEngine({ ...ctx, logger: pino({ level: 'warn' }) });
       try {
-        const engine = new DeliveryEngine({
-          database: ctx.database,
-          clock: ctx.clock,
-          logger: pino({ level: 'warn' }),
-          secretBox: () => secretBoxFor(ctx.config),
-          client,
-          concurrency: ctx.config.webhookConcurrency,
-          leaseMs: leaseFor(ctx.config.webhookTimeoutMs),
-        });
         return { attempted: await engine.drain() };
       } finally {
-        client.close();
+        close();
       }
     },
   },
 ];
-
-/** A claimed delivery is held for two timeouts and some slack before another worker may retry it. */
-export function leaseFor(timeoutMs: number): number {
-  return 2 * timeoutMs + 1_000;
-}

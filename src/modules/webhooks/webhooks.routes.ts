@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
-import { addressPolicy } from '../../outbox/address-policy.js';
+import { addressPolicy } from '../../net/address-policy.js';
 import { secretBoxFor } from '../../outbox/secret-box.js';
 import { WebhookSubscriptionCreateBody, WebhookSubscriptionCreated } from './webhooks.schemas.js';
 import * as webhooks from './webhooks.service.js';

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, strict, StringEnum } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../../outbox/events.js';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../outbox/address-policy.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../net/address-policy.js';
 
 export const EventName = StringEnum(EVENT_TYPES, { description: EVENT_TYPES.join(', ') });
 

@@ -1,12 +1,9 @@
-import type { Kysely } from 'kysely';
 import { json } from '../../db/json.js';
-import type { DB, WebhookDeliveryStatus } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { AppError, notFound, validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { webhookUrlProblem, type AddressPolicy } from '../../outbox/address-policy.js';
-import { deactivateSubscription } from '../../outbox/delivery-worker.js';
+import { webhookUrlProblem, type AddressPolicy } from '../../net/address-policy.js';
 import type { SecretBox } from '../../outbox/secret-box.js';
 import { newSigningSecret } from '../../outbox/signing.js';
 import * as q from './webhooks.queries.js';
@@ -22,7 +19,7 @@ export interface WebhookDeps {
   policy: AddressPolicy;
 }
 
-type SubscriptionRow = Awaited<ReturnType<typeof q.listSubscriptions>>[number];
+export type SubscriptionRow = Awaited<ReturnType<typeof q.listSubscriptions>>[number];
 
 export function toSubscription(row: SubscriptionRow): WebhookSubscription {
   return {
@@ -67,166 +64,4 @@ export async function createSubscription(
     updated_at: now,
   });
   return { subscriptionId: id, url: body.url, events, active, createdAt: now, updatedAt: now, signingSecret };
-}
-
-// ---- Operator side (CLI): works across tenants on the raw database. ----
-
-export type OperatorSubscription = WebhookSubscription & {
-  tenantId: string;
-  deactivatedReason: string | null;
-  failingSince: string | null;
-  previousSecretExpiresAt: string | null;
-};
-
-function toOperatorSubscription(row: SubscriptionRow): OperatorSubscription {
-  return {
-    ...toSubscription(row),
-    tenantId: row.tenant_id,
-    deactivatedReason: row.deactivated_reason,
-    failingSince: row.failing_since,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
-  };
-}
-
-export async function listSubscriptions(db: Kysely<DB>, filter: { tenantId?: string }) {
-  return (await q.listSubscriptions(db, filter)).map(toOperatorSubscription);
-}
-
-async function requireSubscription(db: Kysely<DB>, id: string) {
-  const row = await q.findSubscription(db, id);
-  if (row === undefined) throw notFound('webhook subscription', id);
-  return row;
-}
-
-export async function listDeliveries(
-  db: Kysely<DB>,
-  filter: { tenantId?: string; subscriptionId?: string; eventId?: string; status?: string; limit?: number },
-) {
-  const statuses: WebhookDeliveryStatus[] = ['pending', 'succeeded', 'failed'];
-  if (filter.status !== undefined && !statuses.includes(filter.status as WebhookDeliveryStatus)) {
-    throw new AppError('bad_request', `--status must be one of ${statuses.join(', ')}`);
-  }
-  const rows = await q.listDeliveries(db, {
-    ...filter,
-    status: filter.status as WebhookDeliveryStatus | undefined,
-    limit: filter.limit ?? 100,
-  });
-  return rows.map((r) => ({
-    deliveryId: r.id,
-    tenantId: r.tenant_id,
-    subscriptionId: r.subscription_id,
-    eventId: r.event_id,
-    eventType: r.event_type,
-    status: r.status,
-    attempts: r.attempts,
-    nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
-    lastAttemptAt: r.last_attempt_at,
-    lastStatusCode: r.last_status_code,
-    lastError: r.last_error,
-    createdAt: r.created_at,
-    completedAt: r.completed_at,
-  }));
-}
-
-export async function listAttempts(db: Kysely<DB>, deliveryId: string) {
-  return (await q.listAttempts(db, deliveryId)).map((a) => ({
-    attemptId: a.id,
-    deliveryId: a.delivery_id,
-    attemptedAt: a.attempted_at,
-    statusCode: a.status_code,
-    error: a.error,
-    durationMs: a.duration_ms,
-    responseBody: a.response_body,
-  }));
-}
-
-export async function deactivate(db: Kysely<DB>, clock: Clock, id: string) {
-  await requireSubscription(db, id);
-  await db.transaction().execute((trx) => deactivateSubscription(trx, id, 'operator', isoNow(clock)));
-  return toOperatorSubscription((await requireSubscription(db, id)) as SubscriptionRow);
-}
-
-/** Reactivates; failures counted so far are forgotten. Closed deliveries stay closed (replay them). */
-export async function reactivate(db: Kysely<DB>, clock: Clock, id: string) {
-  await requireSubscription(db, id);
-  await db
-    .updateTable('webhook_subscriptions')
-    .set({ active: true, deactivated_reason: null, failing_since: null, updated_at: isoNow(clock) })
-    .where('id', '=', id)
-    .execute();
-  return toOperatorSubscription((await requireSubscription(db, id)) as SubscriptionRow);
-}
-
-export const DEFAULT_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
-/**
- * Issues a new secret. Until the grace period ends, deliveries carry a signature by the new and
- * one by the old secret (space-separated), so the receiver can switch whenever it likes.
- */
-export async function rotateSecret(db: Kysely<DB>, clock: Clock, box: SecretBox, id: string, graceMs: number) {
-  const row = await requireSubscription(db, id);
-  const signingSecret = newSigningSecret();
-  const now = clock.now();
-  const expires = graceMs > 0 ? new Date(now.getTime() + graceMs).toISOString() : null;
-  await db
-    .updateTable('webhook_subscriptions')
-    .set({
-      secret: box.seal(signingSecret),
-      previous_secret: expires ? row.secret : null,
-      previous_secret_expires_at: expires,
-      updated_at: now.toISOString(),
-    })
-    .where('id', '=', id)
-    .execute();
-  return { subscriptionId: id, signingSecret, previousSecretValidUntil: expires };
-}
-
-/** Sends an event again to its subscriptions (or one of them): the deliveries start over. */
-export async function replayEvent(db: Kysely<DB>, clock: Clock, eventId: string, subscriptionId?: string) {
-  const event = await db.selectFrom('events').select('id').where('id', '=', eventId).executeTakeFirst();
-  if (event === undefined) throw notFound('event', eventId);
-  let query = restart(db, clock).where('event_id', '=', eventId);
-  if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId);
-  const result = await query.executeTakeFirst();
-  return { eventId, replayed: Number(result.numUpdatedRows) };
-}
-
-/** Sends again every failed delivery created since `since` (of one subscription, or all). */
-export async function replayFailedSince(db: Kysely<DB>, clock: Clock, since: string, subscriptionId?: string) {
-  if (Number.isNaN(Date.parse(since))) throw new AppError('bad_request', `--since must be an ISO 8601 time`);
-  let query = restart(db, clock)
-    .where('status', '=', 'failed')
-    .where('created_at', '>=', new Date(since).toISOString());
-  if (subscriptionId) query = query.where('subscription_id', '=', subscriptionId);
-  const result = await query.executeTakeFirst();
-  return { since: new Date(since).toISOString(), replayed: Number(result.numUpdatedRows) };
-}
-
-function restart(db: Kysely<DB>, clock: Clock) {
-  const now = isoNow(clock);
-  return db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: now, completed_at: null })
-    .where('subscription_id', 'in', (sub) =>
-      sub.selectFrom('webhook_subscriptions').select('id').where('active', '=', true),
-    );
-}
-
-/** Re-seals every secret made with an older WEBHOOK_SECRET_KEY with the first (current) key. */
-export async function reencryptSecrets(db: Kysely<DB>, box: SecretBox) {
-  const rows = await db.selectFrom('webhook_subscriptions').select(['id', 'secret', 'previous_secret']).execute();
-  let reencrypted = 0;
-  for (const row of rows) {
-    if (!box.isStale(row.secret) && (row.previous_secret === null || !box.isStale(row.previous_secret))) continue;
-    await db
-      .updateTable('webhook_subscriptions')
-      .set({
-        secret: box.seal(box.open(row.secret)),
-        previous_secret: row.previous_secret === null ? null : box.seal(box.open(row.previous_secret)),
-      })
-      .where('id', '=', row.id)
-      .execute();
-    reencrypted++;
-  }
-  return { keyId: box.currentKeyId, subscriptions: rows.length, reencrypted };
 }

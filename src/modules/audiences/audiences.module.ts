@@ -3,7 +3,7 @@ import { audiencesCommands } from './audiences.cli.js';
 import { audiencesDemo } from './audiences.demo.js';
 import { audiencesRoutes } from './audiences.routes.js';
 import { audienceSchemas } from './audiences.schemas.js';
-import { generationWorker } from './generation.worker.js';
+import { generationWorker } from './audiences.generation-worker.js';
 
 export const audiencesModule: ServiceModule = {
   name: 'audiences',

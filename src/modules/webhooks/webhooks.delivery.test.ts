@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TestClock, startTestApp, type TestApp } from '../../test/harness.js';
+import { TestClock, startTestApp, testConfig, type TestApp } from '../../../test/harness.js';
 import {
   CANARY,
   PUBLIC_ALIAS,
@@ -10,14 +10,13 @@ import {
   subscribe,
   testEngine,
   testSecretBox,
-} from '../../test/factories/webhooks.js';
-import { DeliveryEngine } from './delivery-worker.js';
-import { appendEvent } from './events.js';
-import { WebhookClient } from './http-client.js';
-import { SecretBox } from './secret-box.js';
-import * as webhooks from '../modules/webhooks/webhooks.service.js';
-import { pruneWebhookHistory } from './retention.js';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry.js';
+} from '../../../test/factories/webhooks.js';
+import { appendEvent } from '../../outbox/events.js';
+import { SecretBox } from '../../outbox/secret-box.js';
+import { createDeliveryEngine } from './webhooks.delivery.js';
+import * as webhooks from './webhooks.operator.js';
+import { pruneWebhookHistory } from '../../outbox/retention.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../outbox/retry.js';
 
 let t: TestApp;
 const open: { close(): unknown }[] = [];
@@ -442,14 +441,13 @@ describe('a process without the right WEBHOOK_SECRET_KEY', () => {
   it('sends nothing and leaves the delivery queued for a process that has it', async () => {
     const { tenant, receiver, engine } = await setup();
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
-    const wrong = new DeliveryEngine({
+    const { engine: wrong } = createDeliveryEngine({
       database: t.database,
       clock: t.clock,
+      config: testConfig(),
       logger: pino({ level: 'silent' }),
-      secretBox: () => new SecretBox([Buffer.alloc(32, 9)]),
-      client: new WebhookClient({ policy: () => true, timeoutMs: 1000 }),
-      concurrency: 4,
-      leaseMs: 31_000,
+      secretBox: new SecretBox([Buffer.alloc(32, 9)]),
+      policy: () => true,
     });
     await emit(tenant.scope, t.clock);
     expect(await wrong.drain()).toBe(0);

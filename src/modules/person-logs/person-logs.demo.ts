@@ -1,7 +1,7 @@
 import type { DemoContext } from '../module.js';
-import { writePersonLog } from '../person-logs/person-logs.service.js';
-import type { PersonLogBody } from '../person-logs/person-logs.schemas.js';
-import { patchPerson } from './persons.service.js';
+import { patchPerson } from '../persons/index.js';
+import type { PersonLogBody } from './person-logs.schemas.js';
+import { writePersonLog } from './person-logs.service.js';
 
 /** Log entries as integrations send them; the persons they name are created on the way. */
 export function demoPersonLogs(): PersonLogBody[] {
@@ -52,7 +52,8 @@ export function demoPersonLogs(): PersonLogBody[] {
   ];
 }
 
-export async function personsDemo(ctx: DemoContext) {
+/** Persons come into being through their log entries, as they do from integrations. */
+export async function personLogsDemo(ctx: DemoContext) {
   const personIds = new Set<string>();
   const personLogIds: string[] = [];
   for (const body of demoPersonLogs()) {

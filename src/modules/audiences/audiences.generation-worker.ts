@@ -4,7 +4,7 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
-import type { BackgroundWorker, WorkerContext } from '../module.js';
+import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import * as q from './audiences.queries.js';
 import {
   claimVersion,
@@ -12,10 +12,11 @@ import {
   GENERATION_LEASE_MS,
   loadGenerationInput,
   MAX_GENERATION_ATTEMPTS,
-  VERSIONS_CHANNEL,
   type GenerationOutcome,
-} from './generation.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+} from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export interface GenerationDeps {
   database: Database;

@@ -1,4 +1,5 @@
 import type { ServiceModule } from '../module.js';
+import { personLogsDemo } from './person-logs.demo.js';
 import { personLogsRoutes } from './person-logs.routes.js';
 import { personLogSchemas } from './person-logs.schemas.js';
 
@@ -6,4 +7,5 @@ export const personLogsModule: ServiceModule = {
   name: 'personLogs',
   schemas: personLogSchemas,
   routes: personLogsRoutes,
+  demo: personLogsDemo,
 };

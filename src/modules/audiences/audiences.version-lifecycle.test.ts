@@ -8,7 +8,7 @@ import {
   VERSION_STATUSES,
   type VersionEvent,
   type VersionStatus,
-} from './version-lifecycle.js';
+} from './audiences.version-lifecycle.js';
 
 const NOW = '2026-11-01T09:00:00.000Z';
 

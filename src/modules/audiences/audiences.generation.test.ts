@@ -4,16 +4,11 @@ import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { ENGINE, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import * as q from './audiences.queries.js';
-import {
-  claimVersion,
-  completeVersion,
-  createVersion,
-  GENERATION_LEASE_MS,
-  publishPageDrafts,
-  retryDelayMs,
-} from './generation.js';
-import { processNextVersion, type GenerationDeps } from './generation.worker.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
+import { claimVersion, completeVersion, GENERATION_LEASE_MS, generationRetryDelayMs } from './audiences.generation.js';
+import { processNextVersion, type GenerationDeps } from './audiences.generation-worker.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { createVersion, publishPageDrafts } from './audiences.versions.js';
 
 let t: TestApp;
 let alice: Tenant;
@@ -197,9 +192,9 @@ describe('the generation worker', () => {
     const good = await newVersion(b.pageId, b.audienceId);
     expect(await drain(deps({ generator }))).toEqual([{ versionId: good.versionId, result: 'draft' }]);
 
-    t.clock.advance(retryDelayMs(1));
+    t.clock.advance(generationRetryDelayMs(1));
     expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'pending' }]);
-    t.clock.advance(retryDelayMs(2));
+    t.clock.advance(generationRetryDelayMs(2));
     expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'cancelled' }]);
     expect(await versionRow(bad.versionId)).toMatchObject({
       status: 'cancelled',

@@ -6,10 +6,12 @@ import { makePage } from '../../../test/factories/pages.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { archiveAudience } from './audiences.service.js';
-import { claimVersion, publishPageDrafts } from './generation.js';
-import { processNextVersion } from './generation.worker.js';
-import { templateGenerator, type VersionGenerator } from './generator.js';
-import { isRunnable } from './version-lifecycle.js';
+import { claimVersion } from './audiences.generation.js';
+import { processNextVersion } from './audiences.generation-worker.js';
+import type { VersionGenerator } from './audiences.generator.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { publishPageDrafts } from './audiences.versions.js';
+import { isRunnable } from './audiences.version-lifecycle.js';
 
 /**
  * Random sequences of everything that can happen to an audience (new versions with or without

@@ -27,7 +27,7 @@ export interface AttemptOutcome {
   retryAfterSeconds: number | null;
 }
 
-export interface WebhookClientOptions {
+export interface SafeHttpClientOptions {
   policy: AddressPolicy;
   resolver?: Resolver;
   timeoutMs: number;
@@ -42,14 +42,14 @@ export interface WebhookClientOptions {
  * them). Redirects are never followed: a 3xx is an answer like any other non-2xx. The body is
  * read up to RESPONSE_BODY_READ_BYTES and never interpreted.
  */
-export class WebhookClient {
+export class SafeHttpClient {
   readonly #policy: AddressPolicy;
   readonly #resolver: Resolver;
   readonly #timeoutMs: number;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
 
-  constructor(options: WebhookClientOptions) {
+  constructor(options: SafeHttpClientOptions) {
     this.#policy = options.policy;
     this.#resolver = options.resolver ?? systemResolver;
     this.#timeoutMs = options.timeoutMs;

@@ -1,125 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation } from '../../db/errors.js';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { appendEvent, type EventType } from '../../outbox/events.js';
-import * as accountsQ from '../accounts/accounts.queries.js';
-import * as pagesQ from '../pages/pages.queries.js';
-import * as personsQ from '../persons/persons.queries.js';
-import * as q from './audiences.queries.js';
-import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
-import { audienceArchived, effectiveMetadata, pageArchived, toVersion, visiblePage } from './audiences.shared.js';
+import { findAccountByDomain } from '../accounts/index.js';
+import { findPage } from '../pages/index.js';
+import { findPerson } from '../persons/index.js';
+import { emitVersionEvent } from './audiences.events.js';
 import {
   storedArtifact,
-  templateGenerator,
   type GeneratedArtifact,
   type GenerationAction,
   type GenerationInput,
   type VersionGenerator,
-} from './generator.js';
-import { initialVersion, RUNNABLE_STATUSES } from './version-lifecycle.js';
+} from './audiences.generator.js';
+import * as q from './audiences.queries.js';
+import { effectiveMetadata } from './audiences.shared.js';
+import { templateGenerator } from './audiences.template-generator.js';
+import { publishVersion } from './audiences.versions.js';
 
-/** Channel that wakes the generation worker (AppContext.notify). */
-export const VERSIONS_CHANNEL = 'audience-versions';
+/**
+ * The generation job of a version: a version in a runnable status is its own job. A worker
+ * claims it (a lease), generates outside any transaction, and completes it; a lease that runs out
+ * lets another worker take the version over.
+ */
 
 /** How long a worker holds a version before another may take it over (it is presumed crashed). */
 export const GENERATION_LEASE_MS = 60_000;
 /** Attempts (including ones lost to crashes) before a version is given up as failed. */
 export const MAX_GENERATION_ATTEMPTS = 3;
 /** Wait before retry n (1-based): 10 s, 20 s, 40 s, … */
-export const retryDelayMs = (attempt: number) => 10_000 * 2 ** (attempt - 1);
-
-/**
- * The `data` of a page.version.* event: the ids a consumer routes on, flat, and the version as
- * the API shows it at that moment (docs/api.md, Events).
- */
-async function emit(
-  tx: TenantScope,
-  clock: Clock,
-  type: EventType,
-  pageId: string,
-  versionId: string,
-  extra: Record<string, unknown> = {},
-) {
-  const row = await q.findVersion(tx, versionId);
-  const version = toVersion(row!);
-  await appendEvent(tx, clock, type, {
-    versionId,
-    audienceId: version.audienceId,
-    pageId,
-    versionNumber: version.versionNumber,
-    status: version.status,
-    ...extra,
-    version,
-  });
-}
-
-/**
- * Adds a version to an audience inside `tx` (the audience row is locked by the caller): the next
- * number, status queued; versions of the audience still waiting or being generated are superseded.
- */
-export async function createVersionIn(
-  tx: TenantScope,
-  clock: Clock,
-  input: { pageId: string; audienceId: string; operationKey: string | null },
-): Promise<AudienceVersion> {
-  const now = isoNow(clock);
-  const audience = await q.findAudienceById(tx, input.audienceId);
-  if (audience === undefined) throw notFound('audience', input.audienceId);
-  for (const older of await q.versionsInStatus(tx, input.audienceId, RUNNABLE_STATUSES)) {
-    await q.applyTransition(tx, older, 'supersede', now);
-  }
-  const versionId = newId('audienceVersion');
-  await q.insertVersion(tx, {
-    id: versionId,
-    audience_id: input.audienceId,
-    version_number: (await q.lastVersionNumber(tx, input.audienceId)) + 1,
-    ...initialVersion(now),
-    is_new_page_agent: audience.is_new_page_agent,
-    supplementary_context: audience.supplementary_context,
-    operation_key: input.operationKey,
-    created_at: now,
-  });
-  await emit(tx, clock, 'page.version.created', input.pageId, versionId);
-  return toVersion((await q.findVersion(tx, versionId))!);
-}
-
-/**
- * Endpoint 6. With an `operationKey` already used for this audience, answers the version that
- * key created (as it is now) and creates nothing; the unique index on (tenant, audience, key)
- * settles concurrent first requests.
- */
-export async function createVersion(
-  scope: TenantScope,
-  clock: Clock,
-  pageId: string,
-  audienceId: string,
-  body: VersionCreateBody,
-): Promise<{ version: AudienceVersion; created: boolean }> {
-  const operationKey = body.operationKey ?? null;
-  try {
-    return await scope.transaction(async (tx) => {
-      const page = await visiblePage(tx, pageId);
-      const audience = await q.findAudience(tx, pageId, audienceId, { lock: true });
-      if (audience === undefined) throw notFound('audience', audienceId);
-      if (operationKey !== null) {
-        const existing = await q.findVersionByOperationKey(tx, audienceId, operationKey);
-        if (existing !== undefined) return { version: toVersion(existing), created: false };
-      }
-      if (page.status === 'archived') throw pageArchived(pageId);
-      if (audience.archived_at !== null) throw audienceArchived(audienceId);
-      return { version: await createVersionIn(tx, clock, { pageId, audienceId, operationKey }), created: true };
-    });
-  } catch (error) {
-    if (operationKey === null || !isUniqueViolation(error)) throw error;
-    const existing = await q.findVersionByOperationKey(scope, audienceId, operationKey);
-    if (existing === undefined) throw error;
-    return { version: toVersion(existing), created: false };
-  }
-}
+export const generationRetryDelayMs = (attempt: number) => 10_000 * 2 ** (attempt - 1);
 
 /**
  * Takes a runnable version for generation: a new lease (token, expiry), one more attempt, and the
@@ -174,7 +85,7 @@ async function failVersion(
     { leaseToken },
   );
   if (!moved) return false;
-  await emit(tx, clock, 'page.version.processed', await pageIdOf(tx, job.audience_id), job.id, {
+  await emitVersionEvent(tx, clock, 'page.version.processed', await pageIdOf(tx, job.audience_id), job.id, {
     outcome: 'failed',
     failure: { reason: reason.slice(0, 2000), attempts: job.attempts },
   });
@@ -187,7 +98,7 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
   if (job === undefined) throw notFound('audience version', versionId);
   const audience = await q.findAudienceById(tx, job.audience_id);
   if (audience === undefined) throw notFound('audience', job.audience_id);
-  const page = await pagesQ.findPage(tx, audience.page_id);
+  const page = await findPage(tx, audience.page_id);
   if (page === undefined) throw new Error(`page ${audience.page_id} of the audience is deleted`);
   return {
     version: {
@@ -224,9 +135,9 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
 
 /** The audience's person and their account; a person deleted since is rendered as unknown. */
 async function loadPerson(tx: TenantScope, personId: string): Promise<GenerationInput['person']> {
-  const person = await personsQ.findPerson(tx, personId);
+  const person = await findPerson(tx, personId);
   if (person === undefined) return { personId, name: null, email: null, accountDomain: null, accountName: null };
-  const account = person.account_domain ? await accountsQ.findAccountByDomain(tx, person.account_domain) : undefined;
+  const account = person.account_domain ? await findAccountByDomain(tx, person.account_domain) : undefined;
   return {
     personId,
     name: person.name,
@@ -276,7 +187,7 @@ export async function completeVersion(
       nowIso,
       {
         failure_reason: reason.slice(0, 2000),
-        available_at: new Date(now.getTime() + retryDelayMs(current.attempts)).toISOString(),
+        available_at: new Date(now.getTime() + generationRetryDelayMs(current.attempts)).toISOString(),
       },
       { leaseToken },
     );
@@ -296,48 +207,13 @@ export async function completeVersion(
     if (older.id !== versionId) await q.applyTransition(tx, older, 'retire', nowIso);
   }
   const pageId = audience!.page_id;
-  await emit(tx, clock, 'page.version.processed', pageId, versionId, { outcome: 'draft' });
-  const page = await pagesQ.findPage(tx, pageId);
+  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, versionId, { outcome: 'draft' });
+  const page = await findPage(tx, pageId);
   if (outcome.publish || page?.status === 'published') {
     await publishVersion(tx, clock, pageId, job.audience_id, versionId);
     return 'published';
   }
   return 'draft';
-}
-
-/** The draft goes live; the version live until now is retired (obsoleteAt). Audience is locked. */
-async function publishVersion(tx: TenantScope, clock: Clock, pageId: string, audienceId: string, versionId: string) {
-  const now = isoNow(clock);
-  const [previous] = await q.versionsInStatus(tx, audienceId, ['published']);
-  if (previous !== undefined) await q.applyTransition(tx, previous, 'retire', now);
-  const moved = await q.applyTransition(tx, { id: versionId, status: 'draft' }, 'publish', now);
-  if (!moved) throw new Error(`version ${versionId} is not a draft`);
-  await emit(tx, clock, 'page.version.published', pageId, versionId, { previousVersionId: previous?.id ?? null });
-}
-
-/**
- * Publishes the draft of every audience of a page (operator side, when the page is published).
- * Returns the versions published.
- */
-export async function publishPageDrafts(scope: TenantScope, clock: Clock, pageId: string): Promise<string[]> {
-  return scope.transaction(async (tx) => {
-    const published: string[] = [];
-    const page = await visiblePage(tx, pageId, { lock: true });
-    let after: unknown[] | null = null;
-    for (;;) {
-      const audiences = await q.listAudiences(tx, page.id, { limit: 500, after });
-      for (const audience of audiences.slice(0, 500)) {
-        await q.findAudience(tx, page.id, audience.id, { lock: true });
-        const [draft] = await q.versionsInStatus(tx, audience.id, ['draft']);
-        if (draft === undefined) continue;
-        await publishVersion(tx, clock, page.id, audience.id, draft.id);
-        published.push(draft.id);
-      }
-      if (audiences.length <= 500) break;
-      after = [audiences[499]!.id];
-    }
-    return published;
-  });
 }
 
 /**

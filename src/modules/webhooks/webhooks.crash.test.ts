@@ -2,14 +2,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { TestClock, createTestDatabase, type TestDatabase } from '../../test/harness.js';
-import { CANARY, TEST_SECRET_KEY, startReceiver, testSecretBox, type Receiver } from '../../test/factories/webhooks.js';
-import { TenantScope } from '../db/tenant-scope.js';
-import { systemClock } from '../lib/clock.js';
-import { createSubscription } from '../modules/webhooks/webhooks.service.js';
-import { createTenant } from '../modules/tenants/tenants.service.js';
-import { allowEverything } from './address-policy.js';
-import { appendEvent } from './events.js';
+import { TestClock, createTestDatabase, type TestDatabase } from '../../../test/harness.js';
+import {
+  CANARY,
+  TEST_SECRET_KEY,
+  startReceiver,
+  testSecretBox,
+  type Receiver,
+} from '../../../test/factories/webhooks.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { systemClock } from '../../lib/clock.js';
+import { createSubscription } from './webhooks.service.js';
+import { createTenant } from '../tenants/index.js';
+import { allowEverything } from '../../net/address-policy.js';
+import { appendEvent } from '../../outbox/events.js';
 
 let database: TestDatabase;
 let receiver: Receiver;

@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from '../db/connect.js';
+import type { DB } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+
+export interface CliContext {
+  database: Database;
+  db: Kysely<DB>;
+  config: Config;
+  clock: Clock;
+}
+
+export interface CliCommand {
+  /** e.g. ['key', 'create'] for `audience-pages key create`. */
+  path: string[];
+  summary: string;
+  /** Options, as node:util parseArgs takes them. */
+  options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+  /** Usage of positionals, e.g. 'KEY_ID'. */
+  positionals?: string;
+  run(
+    ctx: CliContext,
+    args: { values: Record<string, unknown>; positionals: string[] },
+  ): Promise<Record<string, unknown>>;
+}

@@ -1,0 +1,30 @@
+import type { TenantScope } from '../../db/tenant-scope.js';
+
+/**
+ * An account's `latestActivityAt` follows the log entries of the persons linked to it. Both the
+ * persons module (a person moving to another account brings its history) and the person-log
+ * write path keep it, so the rule lives here, below both, rather than in either.
+ */
+
+/** Moves the account's latestActivityAt forward to `at` (never back). */
+export async function recordAccountActivity(scope: TenantScope, domain: string, at: string) {
+  await scope
+    .updateTable('accounts')
+    .set({ latest_activity_at: at })
+    .where('accounts.domain', '=', domain)
+    .where((eb) => eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', at)]))
+    .execute();
+}
+
+/** The newest log entry of any person linked to `domain` (for an account created after the fact). */
+export async function latestActivityOfDomain(scope: TenantScope, domain: string): Promise<string | null> {
+  const row = await scope
+    .selectFrom('person_logs')
+    .innerJoin('persons', (join) =>
+      join.onRef('persons.id', '=', 'person_logs.person_id').onRef('persons.tenant_id', '=', 'person_logs.tenant_id'),
+    )
+    .select((eb) => eb.fn.max('person_logs.created_at').as('latest'))
+    .where('persons.account_domain', '=', domain)
+    .executeTakeFirst();
+  return (row?.latest as string | null | undefined) ?? null;
+}

@@ -1,0 +1,1 @@
+export { latestActivityOfDomain, recordAccountActivity } from './account-activity.queries.js';
