@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 /**
  * Company domains as the service stores them: one canonical spelling per company, so that
@@ -53,11 +53,23 @@ export function canonicalDomain(input: string): DomainResult {
     if (label.length === 0) return { ok: false, reason: 'must not contain empty labels' };
     if (label.length > 63) return { ok: false, reason: 'must not contain labels longer than 63 characters' };
     if (!LABEL.test(label)) return { ok: false, reason: `has an invalid label "${label}"` };
+    if (label.startsWith('xn--') && !isPunycodeLabel(label))
+      return { ok: false, reason: `has an invalid punycode label "${label}"` };
   }
   const tld = labels[labels.length - 1]!;
   if (/^\d+$/.test(tld)) return { ok: false, reason: 'must be a host name, not an IP address' };
   if (NON_PUBLIC_TLDS.has(tld)) return { ok: false, reason: `must be a public domain ("${tld}" is reserved)` };
   return { ok: true, domain };
+}
+
+/**
+ * An `xn--` label must be the punycode of an internationalized label: it decodes, and the decoded
+ * label encodes back to it. Node 20's domainToASCII refused other `xn--` labels; Node 24's passes
+ * ASCII labels through unchecked (`xn--zz`), and its domainToUnicode leaves them as they are.
+ */
+function isPunycodeLabel(label: string): boolean {
+  const unicode = domainToUnicode(label);
+  return unicode !== label && domainToASCII(unicode) === label;
 }
 
 /**
