@@ -93,7 +93,7 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
       tenant.scope.transaction(async (tx) => {
         await insertAccount(tx, 'lost-b.example');
         // Simulates SQLite aborting the transaction (as it does on e.g. SQLITE_FULL or IOERR).
-        await sql`rollback`.execute(tx.db);
+        await sql`rollback`.execute(tx.unscopedDb());
         throw new Error('disk trouble');
       }),
       tenant.scope.transaction((tx) => insertAccount(tx, 'lost-c.example')),

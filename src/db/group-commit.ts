@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
+import { TransactionLostError, withSavepoint } from './savepoint.js';
 import type { DB } from './schema.js';
 
 type Work = (db: Kysely<DB>) => Promise<unknown>;
@@ -77,15 +78,11 @@ export class SqliteGroupCommit {
         await sql`begin immediate`.execute(conn);
         try {
           for (const job of batch) {
-            await sql`savepoint group_commit`.execute(conn);
             try {
-              const value = await job.work(conn);
-              await sql`release savepoint group_commit`.execute(conn);
-              outcomes.push({ ok: true, value });
+              outcomes.push({ ok: true, value: await withSavepoint(conn, 'group_commit', () => job.work(conn)) });
             } catch (error) {
-              // Throws in turn if the transaction itself is gone; then the whole batch fails below.
-              await sql`rollback to savepoint group_commit`.execute(conn);
-              await sql`release savepoint group_commit`.execute(conn);
+              // Without its transaction the batch cannot commit: every caller in it fails below.
+              if (error instanceof TransactionLostError) throw error;
               outcomes.push({ ok: false, error });
             }
           }

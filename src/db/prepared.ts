@@ -34,11 +34,11 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
   }
 
   return async function execute(scope: TenantScope, values: P): Promise<InferResult<Q>> {
-    const entry = compiled.get(scope.engine) ?? compile(scope.db, scope.engine);
+    const entry = compiled.get(scope.engine) ?? compile(scope.unscopedDb(), scope.engine);
     const parameters = entry.slots.map((slot) =>
       typeof slot === 'string' ? (slot === 'tenantId' ? scope.tenantId : values[slot]) : slot.constant,
     );
-    const result = await scope.db.executeQuery(CompiledQuery.raw(entry.sql, parameters));
+    const result = await scope.unscopedDb().executeQuery(CompiledQuery.raw(entry.sql, parameters));
     return result.rows as InferResult<Q>;
   };
 }

@@ -12,8 +12,9 @@ import {
   type UpdateResult,
 } from 'kysely';
 import type { Engine } from './connect.js';
-import { searchSource } from './dialect.js';
+import { lockKey, searchSource } from './dialect.js';
 import { groupCommitFor } from './group-commit.js';
+import { withSavepoint } from './savepoint.js';
 import type { DB, TenantTable } from './schema.js';
 
 type WithoutTenant<T extends TenantTable> = Omit<Insertable<DB[T]>, 'tenant_id'>;
@@ -25,19 +26,32 @@ type WithoutTenant<T extends TenantTable> = Omit<Insertable<DB[T]>, 'tenant_id'>
  * which only operator code (CLI, workers) holds.
  */
 export class TenantScope {
+  readonly #db: Kysely<DB>;
+
   constructor(
-    readonly db: Kysely<DB>,
+    db: Kysely<DB>,
     readonly engine: Engine,
     readonly tenantId: string,
     readonly inTransaction = false,
-  ) {}
+  ) {
+    this.#db = db;
+  }
+
+  /**
+   * The database without the tenant filter: the escape hatch, kept explicit so every use can be
+   * found and reviewed. For plumbing (prepared queries) and the few helpers that serve all tenants
+   * (the file store, preview making); never for reading or writing a tenant's rows.
+   */
+  unscopedDb(): Kysely<DB> {
+    return this.#db;
+  }
 
   #owned(table: TenantTable) {
     return sql<SqlBool>`${sql.ref(`${table}.tenant_id`)} = ${this.tenantId}`;
   }
 
   selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, {}> {
-    return (this.db.selectFrom(table) as unknown as SelectQueryBuilder<DB, TenantTable, {}>).where(
+    return (this.#db.selectFrom(table) as unknown as SelectQueryBuilder<DB, TenantTable, {}>).where(
       this.#owned(table),
     ) as unknown as SelectQueryBuilder<DB, T, {}>;
   }
@@ -48,7 +62,7 @@ export class TenantScope {
    */
   searchFrom<T extends TenantTable>(table: T, query: string): SelectQueryBuilder<DB, T, {}> {
     return (
-      this.db.selectFrom(searchSource(this.engine, table, query) as T) as unknown as SelectQueryBuilder<
+      this.#db.selectFrom(searchSource(this.engine, table, query) as T) as unknown as SelectQueryBuilder<
         DB,
         TenantTable,
         {}
@@ -58,12 +72,12 @@ export class TenantScope {
 
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<DB, T, T, UpdateResult> {
     return (
-      this.db.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>
+      this.#db.updateTable(table) as unknown as UpdateQueryBuilder<DB, TenantTable, TenantTable, UpdateResult>
     ).where(this.#owned(table)) as unknown as UpdateQueryBuilder<DB, T, T, UpdateResult>;
   }
 
   deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<DB, T, DeleteResult> {
-    return (this.db.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(
+    return (this.#db.deleteFrom(table) as unknown as DeleteQueryBuilder<DB, TenantTable, DeleteResult>).where(
       this.#owned(table),
     ) as unknown as DeleteQueryBuilder<DB, T, DeleteResult>;
   }
@@ -74,7 +88,7 @@ export class TenantScope {
   ): InsertQueryBuilder<DB, T, InsertResult> {
     const stamp = (v: WithoutTenant<T>) => ({ ...v, tenant_id: this.tenantId }) as unknown as Insertable<DB[T]>;
     const rows = Array.isArray(values) ? (values as WithoutTenant<T>[]).map(stamp) : stamp(values as WithoutTenant<T>);
-    return this.db.insertInto(table).values(rows as never);
+    return this.#db.insertInto(table).values(rows as never);
   }
 
   /**
@@ -83,11 +97,28 @@ export class TenantScope {
    * concurrent transactions share one commit (group commit, see group-commit.ts): each is
    * isolated in a savepoint and resolves only once its batch is durable.
    */
+  /**
+   * Runs `work` in a savepoint of the current transaction: if it throws, what it wrote is undone
+   * and the transaction goes on (the error is rethrown for the caller to judge).
+   */
+  savepoint<R>(name: string, work: (scope: TenantScope) => Promise<R>): Promise<R> {
+    if (!this.inTransaction) throw new Error('a savepoint needs a transaction');
+    return withSavepoint(this.#db, name, () => work(this));
+  }
+
+  /**
+   * Serializes the transactions of this tenant that take the same `key` until they end (e.g.
+   * "topics", so that two first topics cannot both become the default). See dialect.lockKey.
+   */
+  async lock(key: string): Promise<void> {
+    await lockKey(this.engine, this.#db, `${key}:${this.tenantId}`);
+  }
+
   async transaction<R>(work: (scope: TenantScope) => Promise<R>): Promise<R> {
     if (this.inTransaction) return work(this);
     if (this.engine === 'sqlite') {
-      return groupCommitFor(this.db).run((db) => work(new TenantScope(db, this.engine, this.tenantId, true)));
+      return groupCommitFor(this.#db).run((db) => work(new TenantScope(db, this.engine, this.tenantId, true)));
     }
-    return this.db.transaction().execute((trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
+    return this.#db.transaction().execute((trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
   }
 }

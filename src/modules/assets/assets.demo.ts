@@ -36,7 +36,7 @@ const noLinks: FileLinks = { download: () => '', preview: () => '' };
 
 export async function assetsDemo(ctx: DemoContext) {
   const { scope, clock } = ctx;
-  const store = createFileStore(ctx.config, scope.db, clock);
+  const store = createFileStore(ctx.config, scope.unscopedDb(), clock);
   const images = await demoImages();
   const fileIds: Record<string, string> = {};
   for (const [name, image] of Object.entries(images)) {

@@ -166,5 +166,5 @@ export async function findCompletedFile(scope: TenantScope, fileId: string) {
 export async function generatePreviewNow(scope: TenantScope, store: FileStore, fileId: string): Promise<boolean> {
   const file = await q.findFile(scope, fileId);
   if (file?.preview_status !== 'pending') return false;
-  return generatePreview(scope.db, store, file);
+  return generatePreview(scope.unscopedDb(), store, file);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type Updateable } from 'kysely';
+import type { Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -286,14 +286,10 @@ async function fillMissingIdentities(
 
   // A concurrent request (PostgreSQL) may have given one of these to another person since we
   // looked: then the fill is skipped rather than failing the log entry.
-  await sql`savepoint fill_identities`.execute(tx.db);
   try {
-    await q.updatePerson(tx, person.id, changes);
-    await sql`release savepoint fill_identities`.execute(tx.db);
+    await tx.savepoint('fill_identities', (sp) => q.updatePerson(sp, person.id, changes));
     Object.assign(person, changes);
   } catch (error) {
-    await sql`rollback to savepoint fill_identities`.execute(tx.db);
-    await sql`release savepoint fill_identities`.execute(tx.db);
     if (!isUniqueViolation(error)) throw error;
   }
 }

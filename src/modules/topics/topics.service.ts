@@ -1,4 +1,3 @@
-import { lockKey } from '../../db/dialect.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
@@ -61,7 +60,7 @@ export async function getTopic(scope: TenantScope, topicId: string): Promise<Top
  */
 export async function createTopic(scope: TenantScope, clock: Clock, input: TopicCreateBody): Promise<Topic> {
   return scope.transaction(async (tx) => {
-    await lockKey(tx.engine, tx.db, `topics:${tx.tenantId}`);
+    await tx.lock('topics');
     const max = await q.maxTopicSortOrder(tx);
     const now = isoNow(clock);
     const row = {
