@@ -1,6 +1,28 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/*
+ * The layer rules of docs/architecture.md, checked on every `npm run check`:
+ * - plumbing (auth, cli, db, http, idempotency, lib, net, outbox, workers) never imports a
+ *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
+ * - a module reaches another only through that module's index.ts;
+ * - routes never import queries: they call the service.
+ */
+const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'net', 'outbox', 'workers'];
+const plumbingNeverImportsModules = {
+  regex: '(^|/)modules(/|$)',
+  message: 'Plumbing never imports a resource module; let the composition root (app.ts, main/) pass what it needs.',
+};
+const onlyThroughIndex = {
+  // `../<module>/<file>` from inside a module, unless the file is the module's index.js.
+  regex: '^\\.\\./[^./][^/]*/(?!index\\.js$)[^/]+$',
+  message: 'Reach another module only through its index.ts (export what it needs there).',
+};
+const routesNeverImportQueries = {
+  regex: '\\.queries\\.js$',
+  message: 'Routes call the service; SQL lives behind it.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/results/'] },
   js.configs.recommended,
@@ -24,6 +46,18 @@ export default tseslint.config(
       '@typescript-eslint/no-empty-object-type': 'off',
       'no-console': 'error',
     },
+  },
+  {
+    files: PLUMBING.map((dir) => `src/${dir}/**/*.ts`),
+    rules: { 'no-restricted-imports': ['error', { patterns: [plumbingNeverImportsModules] }] },
+  },
+  {
+    files: ['src/modules/*/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [onlyThroughIndex] }] },
+  },
+  {
+    files: ['src/modules/*/**/*.routes.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [onlyThroughIndex, routesNeverImportQueries] }] },
   },
   {
     files: ['src/db/migrations/**'],

@@ -4,14 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
 import { parseConfig, type Config } from '../src/config.js';
 import { connectDatabase, type Database, type Engine } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import type { TenantTable } from '../src/db/schema.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
 import type { Clock } from '../src/lib/clock.js';
-import { createApiKey, createTenant } from '../src/modules/tenants/tenants.service.js';
+import { createApiKey, createTenant } from '../src/modules/tenants/index.js';
 
 /** The engine this run tests: the suite runs once per engine (scripts/test.mjs). */
 export const ENGINE: Engine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -167,3 +169,108 @@ export function problem(response: LightMyRequestResponse) {
     [key: string]: unknown;
   };
 }
+
+export interface UseTestAppOptions<Names extends readonly string[]> {
+  /** Tenants made before the file's tests run, in order: `const [alice, bob] = t.tenants`. */
+  tenants?: Names;
+  /** Environment overrides for the app's configuration. */
+  config?: Record<string, string>;
+  clock?: TestClock;
+}
+
+export interface UsedTestApp<Names extends readonly string[]> extends TestApp {
+  /** The tenants named in the options; their fields are filled in before the first test runs. */
+  readonly tenants: { readonly [K in keyof Names]: Tenant };
+}
+
+/**
+ * The test file's app: registers its own `beforeAll` (a fresh database on the engine under test,
+ * the app, the named tenants) and `afterAll` (close and drop), so a test file starts with
+ *
+ *     const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+ *     const [alice, bob] = t.tenants;
+ *
+ * Everything on `t` is usable inside hooks and tests (not at the top level of the file).
+ */
+export function useTestApp<const Names extends readonly string[] = []>(
+  options: UseTestAppOptions<Names> = {},
+): UsedTestApp<Names> {
+  let current: TestApp | null = null;
+  const tenants = (options.tenants ?? []).map(() => ({}) as Tenant) as unknown as UsedTestApp<Names>['tenants'];
+  const started = (): TestApp => {
+    if (current === null) throw new Error('useTestApp: the app is only available inside hooks and tests');
+    return current;
+  };
+  beforeAll(async () => {
+    current = await startTestApp({ config: options.config, clock: options.clock });
+    for (const [i, name] of (options.tenants ?? []).entries()) {
+      Object.assign((tenants as readonly Tenant[])[i]!, await current.createTenant(name));
+    }
+  });
+  const close = async () => {
+    await current?.close();
+    current = null;
+  };
+  afterAll(close);
+  return {
+    tenants,
+    get app() {
+      return started().app;
+    },
+    get database() {
+      return started().database;
+    },
+    get clock() {
+      return started().clock;
+    },
+    get notified() {
+      return started().notified;
+    },
+    createTenant: (name) => started().createTenant(name),
+    request: (tenant, opts) => started().request(tenant, opts),
+    close,
+  };
+}
+
+/**
+ * How many rows a tenant has in each of `tables` (default: every tenant table): taken before and
+ * after a refused request, it shows that nothing was written.
+ */
+export async function rowCounts(tenant: Tenant, tables: readonly TenantTable[] = TENANT_TABLES) {
+  const counts: Partial<Record<TenantTable, number>> = {};
+  for (const table of tables) {
+    const row = await tenant.scope
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    counts[table] = Number(row.n);
+  }
+  return counts;
+}
+
+/** Every tenant table; the type below fails to compile when a new one is missing here. */
+const TENANT_TABLES = [
+  'api_keys',
+  'pages',
+  'persons',
+  'person_logs',
+  'accounts',
+  'events',
+  'idempotency_keys',
+  'files',
+  'assets',
+  'topics',
+  'topic_entries',
+  'audiences',
+  'audience_versions',
+  'audience_sessions',
+  'audience_session_hours',
+  'tenant_domains',
+  'page_links',
+  'webhook_subscriptions',
+  'webhook_deliveries',
+  'webhook_attempts',
+] as const satisfies readonly TenantTable[];
+type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
+const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyTenantTableListed;

@@ -1,17 +1,11 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE, startTestApp, type Tenant, type TestApp } from '../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { ENGINE, useTestApp } from '../../test/harness.js';
 import { groupCommitFor } from './group-commit.js';
 import { TenantScope } from './tenant-scope.js';
 
-let t: TestApp;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant();
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Tenant'] });
+const [tenant] = t.tenants;
 
 const now = '2026-11-01T09:00:00.000Z';
 const insertAccount = (scope: TenantScope, domain: string) =>

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { AppError } from '../http/errors.js';
 import { appendEvent } from '../outbox/events.js';
-import { startTestApp, type Tenant, type TestApp } from '../../test/harness.js';
+import { useTestApp } from '../../test/harness.js';
 import { IDEMPOTENCY_TTL_MS, pruneIdempotencyKeys, requestFingerprint, withIdempotency } from './idempotency.js';
 
-let t: TestApp;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant();
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Tenant'] });
+const [tenant] = t.tenants;
 
 /** An operation that writes one outbox row, so that we can count what ran. */
 const writeOne = (marker: string) => async (tx: TenantScope) => {

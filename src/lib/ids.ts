@@ -33,8 +33,3 @@ export type IdKind = keyof typeof ID_PREFIXES;
 export function newId(kind: IdKind): string {
   return typeid(ID_PREFIXES[kind]).toString();
 }
-
-/** The pattern of an id of one kind, for request schemas (path parameters, references). */
-export function idPattern(kind: IdKind): string {
-  return `^${ID_PREFIXES[kind]}_[0-7][0-9a-hjkmnp-tv-z]{25}$`;
-}

@@ -1,6 +1,6 @@
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
-import { createAudience, type NewAudience } from '../../src/modules/audiences/audiences.service.js';
+import { createAudience, type NewAudience } from '../../src/modules/audiences/index.js';
 import { makePage } from './pages.js';
 
 /** An audience (with its first version generated and published) on `pageId`, or on a new page. */

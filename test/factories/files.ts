@@ -3,6 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { fileRuntime, uploadFile } from '../../src/modules/files/index.js';
 import type { Tenant, TestApp } from '../harness.js';
 
 /** A small real image of the given format (deterministic noise, so it compresses like a photo). */
@@ -60,7 +61,17 @@ export function putBytes(
   });
 }
 
-/** POST /v0/files then PUT: returns the completed fileId. */
+/** A completed image file, made through the service (as the CLI uploads one); returns its fileId. */
+export async function makeImageFile(t: TestApp, tenant: Tenant, bytes?: Buffer): Promise<string> {
+  const { store } = await fileRuntime(t.app.ctx);
+  const uploaded = await uploadFile(tenant.scope, store, t.clock, {
+    filename: 'image.png',
+    bytes: bytes ?? (await makeImage('png')),
+  });
+  return uploaded.fileId;
+}
+
+/** The HTTP upload flow, POST /v0/files then PUT to the signed URL: returns the completed fileId. */
 export async function uploadImage(
   t: TestApp,
   tenant: Tenant,

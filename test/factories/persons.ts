@@ -1,34 +1,21 @@
-import type { Tenant, TestApp } from '../harness.js';
+import type { TenantScope } from '../../src/db/tenant-scope.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { writePersonLog } from '../../src/modules/person-logs/person-logs.service.js';
 
-/** Rows of a tenant in the tables persons, logs, accounts and idempotency keys touch. */
-export async function rowCounts(tenant: Tenant) {
-  const count = async (table: 'persons' | 'person_logs' | 'accounts' | 'idempotency_keys') => {
-    const row = await tenant.scope
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  };
-  return {
-    persons: await count('persons'),
-    person_logs: await count('person_logs'),
-    accounts: await count('accounts'),
-    idempotency_keys: await count('idempotency_keys'),
-  };
-}
+let seq = 0;
 
-/** Creates a person the way integrations do (a log entry); returns its id. */
+/** Creates a person the way integrations do (a log entry, through the service); returns its id. */
 export async function makePerson(
-  t: TestApp,
-  tenant: Tenant,
+  scope: TenantScope,
+  clock: Clock,
   fields: { email?: string; name?: string; phoneNumber?: string; socialProfileUrl?: string } = {},
 ): Promise<string> {
-  const res = await t.request(tenant, {
-    method: 'POST',
-    url: '/v0/person_logs',
-    payload: { source: 'factory', payload: {}, email: `p${++seq}@factory.example`, ...fields },
+  const { body } = await writePersonLog(scope, clock, {
+    source: 'factory',
+    type: 'webhook',
+    payload: {},
+    email: `p${++seq}@factory.example`,
+    ...fields,
   });
-  if (res.statusCode !== 201) throw new Error(`makePerson: ${res.statusCode} ${res.body}`);
-  return (res.json() as { personId: string }).personId;
+  return body.personId;
 }
-let seq = 0;

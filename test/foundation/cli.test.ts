@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../harness.js';
 import { runCliProcess, startServerProcess } from '../process.js';
 
@@ -83,12 +83,18 @@ describe('server process', () => {
   it('logs one structured line per request without the API key', async () => {
     const demo = json((await cli('demo')).stdout);
     await fetch(`${server.baseUrl}/v0/pages`, { headers: { 'x-api-key': demo.apiKey, 'x-request-id': 'trace-me' } });
-    await new Promise((r) => setTimeout(r, 200));
-    const line = server
-      .output()
-      .split('\n')
-      .find((l) => l.includes('"trace-me"'));
-    expect(line).toBeDefined();
+    // The line is written after the response; on a busy machine it can take a moment to arrive.
+    const line = await vi.waitFor(
+      () => {
+        const found = server
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"trace-me"'));
+        if (found === undefined) throw new Error('no log line yet');
+        return found;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(JSON.parse(line!)).toMatchObject({
       msg: 'request',
       operationId: 'pages.list',

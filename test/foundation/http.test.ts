@@ -1,16 +1,10 @@
 import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/modules/tenants/tenants.service.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../harness.js';
+import { problem, startTestApp, useTestApp } from '../harness.js';
 
-let t: TestApp;
-let alice: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice'] });
+const [alice] = t.tenants;
 
 describe('authentication', () => {
   it('answers 401 missing_api_key without a key', async () => {

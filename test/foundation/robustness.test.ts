@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type Tenant, type TestApp } from '../harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../harness.js';
+
+const t = useTestApp({ tenants: ['Tenant'] });
+const [tenant] = t.tenants;
 
 /**
  * Every operation of the OpenAPI document, fed malformed input: none may answer 5xx, and every
  * refusal is a problem document. (Each resource's own tests check the exact codes.)
  */
-let t: TestApp;
-let tenant: Tenant;
 let operations: { method: string; path: string; hasBody: boolean }[];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant();
   const doc = (await t.request(null, { method: 'GET', url: '/openapi.json' })).json() as {
     paths: Record<string, Record<string, { requestBody?: unknown }>>;
   };
@@ -19,7 +18,6 @@ beforeAll(async () => {
     Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, hasBody: !!op.requestBody })),
   );
 });
-afterAll(() => t.close());
 
 const ids = [
   'x',

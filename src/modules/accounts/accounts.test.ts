@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { makePerson, rowCounts } from '../../../test/factories/persons.js';
+import { describe, expect, it } from 'vitest';
+import { problem, rowCounts, useTestApp, type Tenant } from '../../../test/harness.js';
+import { makePerson } from '../../../test/factories/persons.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const create = (tenant: Tenant, body: unknown) =>
   t.request(tenant, { method: 'POST', url: '/v0/accounts', payload: body as object });
@@ -110,9 +102,9 @@ describe('linking persons to accounts', () => {
   it('links by person domain, else by work email; free mail never links; counts follow patches', async () => {
     const tenant = await t.createTenant();
     const account = (await create(tenant, { domain: 'initech.example', name: 'Initech' })).json();
-    const byEmail = await makePerson(t, tenant, { email: 'peter@INITECH.example', name: 'Peter' });
-    const freeMail = await makePerson(t, tenant, { email: 'milton@gmail.com', name: 'Milton' });
-    const other = await makePerson(t, tenant, { email: 'bill@elsewhere.example', name: 'Bill' });
+    const byEmail = await makePerson(tenant.scope, t.clock, { email: 'peter@INITECH.example', name: 'Peter' });
+    const freeMail = await makePerson(tenant.scope, t.clock, { email: 'milton@gmail.com', name: 'Milton' });
+    const other = await makePerson(tenant.scope, t.clock, { email: 'bill@elsewhere.example', name: 'Bill' });
 
     const count = async () => {
       const body = (await get(tenant, account.accountId)).json();
@@ -139,7 +131,7 @@ describe('linking persons to accounts', () => {
 
   it('persons existing before the account are linked when it is created, with their latest activity', async () => {
     const tenant = await t.createTenant();
-    await makePerson(t, tenant, { email: 'early@hooli.example' });
+    await makePerson(tenant.scope, t.clock, { email: 'early@hooli.example' });
     t.clock.advance(5000);
     const res = (await create(tenant, { domain: 'hooli.example' })).json();
     expect(res.linkedPersonsCount).toBe(1);
@@ -171,7 +163,7 @@ describe('linking persons to accounts', () => {
     const tenant = await t.createTenant();
     const account = (await create(tenant, { domain: 'big.example' })).json();
     const ids: string[] = [];
-    for (let i = 0; i < 105; i++) ids.push(await makePerson(t, tenant, { email: `p${i}@big.example` }));
+    for (let i = 0; i < 105; i++) ids.push(await makePerson(tenant.scope, t.clock, { email: `p${i}@big.example` }));
     const body = (await get(tenant, account.accountId)).json();
     expect(body.linkedPersonsCount).toBe(105);
     expect(body.linkedPersons).toHaveLength(100);
@@ -185,8 +177,8 @@ describe('GET /v0/accounts and /v0/accounts/search', () => {
     const a = (await create(tenant, { domain: 'a-corp.example', name: 'A Corp' })).json();
     const b = (await create(tenant, { domain: 'b-corp.example', name: 'B Corp' })).json();
     const c = (await create(tenant, { domain: 'c-corp.example', name: 'C Corp' })).json();
-    await makePerson(t, tenant, { email: 'x@b-corp.example' });
-    await makePerson(t, tenant, { email: 'y@b-corp.example' });
+    await makePerson(tenant.scope, t.clock, { email: 'x@b-corp.example' });
+    await makePerson(tenant.scope, t.clock, { email: 'y@b-corp.example' });
 
     const all = (await list(tenant)).json();
     expect(all.items.map((i: { accountId: string }) => i.accountId)).toEqual([c.accountId, b.accountId, a.accountId]);
@@ -250,7 +242,7 @@ describe('GET /v0/accounts/{id}', () => {
 
   it('never shows another tenant’s persons', async () => {
     const mine = (await create(alice, { domain: 'shared-domain.example' })).json();
-    await makePerson(t, bob, { email: 'someone@shared-domain.example' });
+    await makePerson(bob.scope, t.clock, { email: 'someone@shared-domain.example' });
     expect((await get(alice, mine.accountId)).json()).toMatchObject({ linkedPersons: [], linkedPersonsCount: 0 });
   });
 });

@@ -4,7 +4,6 @@ import { Nullable, NullableTimestamp, ResourceId, Timestamp, strict, StringEnum 
 /** Limits the spec leaves open (docs/api.md, Assets). */
 export const ASSET_LIMITS = { name: 255, purpose: 1000 } as const;
 
-export const ASSET_TYPES = ['image'] as const;
 export const LIFECYCLE_STATES = ['active', 'trashed', 'deleted'] as const;
 
 const Reference = Type.String({ minLength: 1, maxLength: 200 });

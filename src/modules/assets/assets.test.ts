@@ -1,25 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpload, storedState, uploadImage } from '../../../test/factories/files.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeImageFile, startUpload, storedState } from '../../../test/factories/files.js';
+import { problem, startTestApp, useTestApp, type Tenant } from '../../../test/harness.js';
 import { fileRuntime } from '../files/index.js';
 import { assetsDemo } from './assets.demo.js';
 import { describePendingAssets, type ImageDescriber } from './assets.describer.js';
 import { generatePreviewNow } from '../files/index.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
+
 let aliceFile: string;
 let bobFile: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-  aliceFile = await uploadImage(t, alice);
-  bobFile = await uploadImage(t, bob);
+  aliceFile = await makeImageFile(t, alice);
+  bobFile = await makeImageFile(t, bob);
 });
-afterAll(() => t.close());
 
 const post = (tenant: Tenant, body: Record<string, unknown>) =>
   t.request(tenant, { method: 'POST', url: '/v0/assets', payload: body });
@@ -80,7 +76,7 @@ describe('POST /v0/assets', () => {
   });
 
   it('gives previewDownloadUrl once the preview exists', async () => {
-    const fileId = await uploadImage(t, alice);
+    const fileId = await makeImageFile(t, alice);
     const { assetId } = (await post(alice, { assetType: 'image', name: 'P', fileId })).json();
     await generatePreviewNow(alice.scope, (await fileRuntime(t.app.ctx)).store, fileId);
     const asset = (await t.request(alice, { method: 'GET', url: `/v0/assets/${assetId}` })).json();
@@ -91,7 +87,7 @@ describe('POST /v0/assets', () => {
     const other = await startTestApp({ config: { PUBLIC_BASE_URL: 'https://pages.example.com/' } });
     try {
       const tenant = await other.createTenant();
-      const fileId = await uploadImage(other, tenant);
+      const fileId = await makeImageFile(other, tenant);
       const res = await other.request(tenant, {
         method: 'POST',
         url: '/v0/assets',

@@ -1,14 +1,14 @@
 import { seededRandom } from '../../lib/random.js';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { insertSessions } from './audience-sessions.queries.js';
 import { makeSession } from './audience-sessions.demo.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
+
 let pageId: string;
 let audienceA: string;
 let audienceB: string;
@@ -20,9 +20,6 @@ const HOUR = 3_600_000;
 const BASE = Date.parse('2026-10-01T00:00:00.000Z');
 
 beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
   const a = await makeAudience(alice.scope, t.clock);
   pageId = a.pageId;
   audienceA = a.audienceId;
@@ -59,7 +56,6 @@ beforeAll(async () => {
     ),
   ]);
 });
-afterAll(() => t.close());
 
 const get = (tenant: Tenant, page: string, query = '') =>
   t.request(tenant, { method: 'GET', url: `/v0/pages/${page}/audience_sessions${query}` });

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
-import { ENGINE, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { ENGINE, useTestApp } from '../../../test/harness.js';
 import * as q from './audiences.queries.js';
 import { claimVersion, completeVersion, GENERATION_LEASE_MS, generationRetryDelayMs } from './audiences.generation.js';
 import { processNextVersion, type GenerationDeps } from './audiences.generation-worker.js';
@@ -10,14 +10,8 @@ import type { VersionGenerator } from './audiences.generator.js';
 import { templateGenerator } from './audiences.template-generator.js';
 import { createVersion, publishPageDrafts } from './audiences.versions.js';
 
-let t: TestApp;
-let alice: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice'] });
+const [alice] = t.tenants;
 
 const deps = (overrides: Partial<GenerationDeps> = {}): GenerationDeps => ({
   database: t.database,

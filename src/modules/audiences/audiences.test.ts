@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { archiveAudience } from './audiences.service.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const list = (tenant: Tenant, pageId: string, query = '') =>
   t.request(tenant, { method: 'GET', url: `/v0/pages/${pageId}/audiences${query}` });

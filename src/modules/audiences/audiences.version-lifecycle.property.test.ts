@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
-import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { useTestApp } from '../../../test/harness.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { archiveAudience } from './audiences.service.js';
 import { claimVersion } from './audiences.generation.js';
@@ -13,19 +13,14 @@ import { templateGenerator } from './audiences.template-generator.js';
 import { publishPageDrafts } from './audiences.versions.js';
 import { isRunnable } from './audiences.version-lifecycle.js';
 
+const t = useTestApp({ tenants: ['Property'] });
+const [tenant] = t.tenants;
+
 /**
  * Random sequences of everything that can happen to an audience (new versions with or without
  * an operationKey, worker runs that succeed, fail or crash, time passing, archive and restore,
  * publishing the page) must keep the lifecycle's invariants after every step.
  */
-
-let t: TestApp;
-let tenant: Tenant;
-beforeAll(async () => {
-  t = await startTestApp();
-  tenant = await t.createTenant('Property');
-});
-afterAll(() => t.close());
 
 const MAX_ATTEMPTS = 2;
 const broken: VersionGenerator = { name: 'broken', generate: () => Promise.reject(new Error('boom')) };

@@ -49,12 +49,6 @@ export const FileUploaded = Type.Object(
 
 export const FileParams = Type.Object({ file_id: ResourceId }, strict);
 
-/** The query of a signed URL; anything malformed is simply an invalid signature. */
-export const SignedUrlQuery = Type.Object({
-  expires: Type.Integer({ minimum: 0, maximum: 1e11 }),
-  signature: Type.String({ minLength: 1, maxLength: 100 }),
-});
-
 export type FileCreateBody = Static<typeof FileCreateBody>;
 export type FileUpload = Static<typeof FileUpload>;
 export type FileUploaded = Static<typeof FileUploaded>;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   makeImage,
   PDF_BYTES,
@@ -12,24 +12,20 @@ import {
   SVG_BYTES,
   uploadImage,
 } from '../../../test/factories/files.js';
-import { ENGINE, problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { ENGINE, problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { fileCommands } from './files.cli.js';
 import { MAX_FILE_BYTES, sniffImageType } from './files.images.js';
 import { fileRuntime, type FileRuntime } from './files.runtime.js';
 import { processPendingPreviews, pruneAbandonedUploads } from './files.service.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
+
 let runtime: FileRuntime;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
   runtime = await fileRuntime(t.app.ctx);
 });
-afterAll(() => t.close());
 
 const createAsset = async (tenant: Tenant, fileId: string) => {
   const res = await t.request(tenant, {

@@ -1,4 +1,4 @@
 /** What other modules may use of files: stored bytes, signed URLs and uploads made on the server side. */
-export { fileRuntime, type FileRuntime } from './files.runtime.js';
+export { fileRuntime } from './files.runtime.js';
 export { findCompletedFile, generatePreviewNow, uploadFile } from './files.service.js';
 export { createFileStore, type FileStore } from './files.storage.js';

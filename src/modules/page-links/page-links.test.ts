@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { archiveAudience } from '../audiences/audiences.service.js';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
+import { archiveAudience } from '../audiences/index.js';
 import { createPageLink, createTenantDomain, normalizePath } from './page-links.service.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
+
 let audience: string;
 let otherAudience: string;
 let domain: string;
@@ -15,9 +15,6 @@ let bobsAudience: string;
 let bobsDomain: string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
   audience = (await makeAudience(alice.scope, t.clock)).audienceId;
   otherAudience = (await makeAudience(alice.scope, t.clock)).audienceId;
   domain = await createTenantDomain(alice.scope, t.clock, 'go.alice.example');
@@ -25,7 +22,6 @@ beforeAll(async () => {
   bobsAudience = (await makeAudience(bob.scope, t.clock)).audienceId;
   bobsDomain = await createTenantDomain(bob.scope, t.clock, 'go.bob.example');
 });
-afterAll(() => t.close());
 
 let n = 0;
 async function link(overrides: { path?: string; tenantDomainId?: string | null } = {}) {

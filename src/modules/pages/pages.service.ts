@@ -55,12 +55,6 @@ export async function searchPages(scope: TenantScope, text: string, window: Keys
   return { items, totalCount: null };
 }
 
-export async function getPage(scope: TenantScope, pageId: string): Promise<Page> {
-  const row = await q.findPage(scope, pageId);
-  if (row === undefined) throw notFound('page', pageId);
-  return toPage(row);
-}
-
 /**
  * PATCH semantics (docs/api.md, endpoint 3): absent fields are unchanged; arrays are replaced as a
  * whole; `metadata` is merged key by key and `null` removes a key; the resulting `headerActionId`

@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { makePage } from '../../../test/factories/pages.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const patch = (tenant: Tenant, pageId: string, body: unknown) =>
   t.request(tenant, { method: 'PATCH', url: `/v0/pages/${pageId}`, payload: body as object });

@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
-import { rowCounts } from '../../../test/factories/persons.js';
+import { describe, expect, it } from 'vitest';
+import { problem, rowCounts, useTestApp, type Tenant } from '../../../test/harness.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const log = (tenant: Tenant, body: unknown) =>
   t.request(tenant, { method: 'POST', url: '/v0/person_logs', payload: body as object });

@@ -1,19 +1,11 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE, problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { ENGINE, problem, rowCounts, useTestApp, type Tenant } from '../../../test/harness.js';
 import { substringMatch } from '../../db/dialect.js';
-import { makePerson, rowCounts } from '../../../test/factories/persons.js';
+import { makePerson } from '../../../test/factories/persons.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const get = (tenant: Tenant, id: string) => t.request(tenant, { method: 'GET', url: `/v0/persons/${id}` });
 const patch = (tenant: Tenant, id: string, body: unknown) =>
@@ -22,7 +14,11 @@ const search = (tenant: Tenant, qs: string) => t.request(tenant, { method: 'GET'
 
 describe('GET /v0/persons/{id}', () => {
   it('returns the person with every field', async () => {
-    const id = await makePerson(t, alice, { name: 'Get Me', email: 'get.me@corp.example', phoneNumber: '+15550001' });
+    const id = await makePerson(alice.scope, t.clock, {
+      name: 'Get Me',
+      email: 'get.me@corp.example',
+      phoneNumber: '+15550001',
+    });
     const res = await get(alice, id);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -39,7 +35,7 @@ describe('GET /v0/persons/{id}', () => {
   });
 
   it('is 404 for unknown, malformed and other tenants’ ids', async () => {
-    const bobs = await makePerson(t, bob);
+    const bobs = await makePerson(bob.scope, t.clock);
     for (const id of [bobs, 'person_01h0000000000000000000000', 'nonsense']) {
       const res = await get(alice, id);
       expect(res.statusCode).toBe(404);
@@ -50,7 +46,7 @@ describe('GET /v0/persons/{id}', () => {
 
 describe('PATCH /v0/persons/{id}', () => {
   it('changes given fields, clears nulls, keeps the slug, canonicalizes the domain', async () => {
-    const id = await makePerson(t, alice, { name: 'Patch Me', email: 'patch@corp.example' });
+    const id = await makePerson(alice.scope, t.clock, { name: 'Patch Me', email: 'patch@corp.example' });
     t.clock.advance(1000);
     const res = await patch(alice, id, {
       name: 'Patched Name',
@@ -76,7 +72,7 @@ describe('PATCH /v0/persons/{id}', () => {
   });
 
   it('an empty body changes nothing and keeps updatedAt', async () => {
-    const id = await makePerson(t, alice);
+    const id = await makePerson(alice.scope, t.clock);
     const before = (await get(alice, id)).json();
     t.clock.advance(1000);
     const res = await patch(alice, id, {});
@@ -85,12 +81,12 @@ describe('PATCH /v0/persons/{id}', () => {
   });
 
   it('refuses an email, phone or profile another person holds (409 person_identity_taken)', async () => {
-    const holder = await makePerson(t, alice, {
+    const holder = await makePerson(alice.scope, t.clock, {
       email: 'holder@corp.example',
       phoneNumber: '+15550999',
       socialProfileUrl: 'https://x.com/holder',
     });
-    const other = await makePerson(t, alice);
+    const other = await makePerson(alice.scope, t.clock);
     for (const [field, value] of [
       ['email', 'HOLDER@corp.example'],
       ['phoneNumber', '+15550999'],
@@ -120,7 +116,7 @@ describe('PATCH /v0/persons/{id}', () => {
     ['name null', { name: null }, '/body/name'],
     ['unknown field', { slug: 'mine' }, '/body/slug'],
   ])('%s → 422 at its field, nothing changed', async (_label, body, path) => {
-    const id = await makePerson(t, alice, { name: 'Unchanged' });
+    const id = await makePerson(alice.scope, t.clock, { name: 'Unchanged' });
     const before = (await get(alice, id)).json();
     const res = await patch(alice, id, body);
     expect(res.statusCode).toBe(422);
@@ -131,7 +127,7 @@ describe('PATCH /v0/persons/{id}', () => {
   });
 
   it('is 404 for another tenant’s person and changes nothing', async () => {
-    const bobs = await makePerson(t, bob, { name: 'Bob Person' });
+    const bobs = await makePerson(bob.scope, t.clock, { name: 'Bob Person' });
     const res = await patch(alice, bobs, { name: 'Hijacked' });
     expect(res.statusCode).toBe(404);
     expect((await get(bob, bobs)).json().name).toBe('Bob Person');
@@ -141,17 +137,17 @@ describe('PATCH /v0/persons/{id}', () => {
 describe('GET /v0/persons/search', () => {
   it('matches name, email, domain and phone, case-insensitively, only in the tenant', async () => {
     const tenant = await t.createTenant();
-    const byName = await makePerson(t, tenant, { name: 'Zebulon Quark', email: 'zq@one.example' });
-    const byEmail = await makePerson(t, tenant, { name: 'Someone', email: 'QUARKY@two.example' });
-    const byDomain = await makePerson(t, tenant, { name: 'Other', email: 'o@three.example' });
+    const byName = await makePerson(tenant.scope, t.clock, { name: 'Zebulon Quark', email: 'zq@one.example' });
+    const byEmail = await makePerson(tenant.scope, t.clock, { name: 'Someone', email: 'QUARKY@two.example' });
+    const byDomain = await makePerson(tenant.scope, t.clock, { name: 'Other', email: 'o@three.example' });
     await patch(tenant, byDomain, { domain: 'quarkindustries.example' });
-    const byPhone = await makePerson(t, tenant, {
+    const byPhone = await makePerson(tenant.scope, t.clock, {
       name: 'Phone',
       phoneNumber: '+4915112345678',
       email: 'ph@x.example',
     });
-    await makePerson(t, tenant, { name: 'Nobody', email: 'nobody@four.example' });
-    await makePerson(t, bob, { name: 'Quark of Bob' });
+    await makePerson(tenant.scope, t.clock, { name: 'Nobody', email: 'nobody@four.example' });
+    await makePerson(bob.scope, t.clock, { name: 'Quark of Bob' });
 
     const res = await search(tenant, 'query=quark');
     expect(res.statusCode).toBe(200);
@@ -166,7 +162,7 @@ describe('GET /v0/persons/search', () => {
 
   it('pages with cursors without repeats', async () => {
     const tenant = await t.createTenant();
-    for (let i = 0; i < 7; i++) await makePerson(t, tenant, { name: `Pager Person ${i}` });
+    for (let i = 0; i < 7; i++) await makePerson(tenant.scope, t.clock, { name: `Pager Person ${i}` });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -193,7 +189,7 @@ describe('GET /v0/persons/search', () => {
 
   it('a search cursor from another query is refused', async () => {
     const tenant = await t.createTenant();
-    for (let i = 0; i < 3; i++) await makePerson(t, tenant, { name: `Cursor ${i}` });
+    for (let i = 0; i < 3; i++) await makePerson(tenant.scope, t.clock, { name: `Cursor ${i}` });
     const cursor = (await search(tenant, 'query=cursor&limit=1')).json().nextCursor;
     expect((await search(tenant, `query=other&cursor=${cursor}`)).statusCode).toBe(400);
   });

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { TOPIC_LIMITS } from './topics.schemas.js';
 import { topicsDemo } from './topics.demo.js';
 import { getTopic } from './topics.service.js';
 
-let t: TestApp;
-let alice: Tenant;
-let bob: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp();
-  alice = await t.createTenant('Alice');
-  bob = await t.createTenant('Bob');
-});
-afterAll(() => t.close());
+const t = useTestApp({ tenants: ['Alice', 'Bob'] });
+const [alice, bob] = t.tenants;
 
 const createTopic = (tenant: Tenant, body: unknown) =>
   t.request(tenant, { method: 'POST', url: '/v0/topics', payload: body as object });

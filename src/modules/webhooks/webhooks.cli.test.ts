@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { TestClock, startTestApp, type TestApp } from '../../../test/harness.js';
+import { TestClock, useTestApp } from '../../../test/harness.js';
 import {
   PUBLIC_ALIAS,
   TEST_SECRET_KEY,
@@ -15,16 +15,15 @@ import {
 } from '../../../test/factories/webhooks.js';
 
 const run = promisify(execFile);
-let t: TestApp;
 let receiver: Receiver;
 
+const t = useTestApp({ clock: new TestClock(Date.now()) });
+
 beforeAll(async () => {
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
   receiver = await startReceiver(PUBLIC_ALIAS, (_r, i) => (i === 0 ? { status: 500, body: 'nope' } : { status: 204 }));
 });
 afterAll(async () => {
   await receiver.close();
-  await t.close();
 });
 
 /** `audience-pages webhook …` as a real process on the test database; returns the parsed --json output. */

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TestClock, startTestApp, testConfig, type TestApp } from '../../../test/harness.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestClock, testConfig, useTestApp } from '../../../test/harness.js';
 import {
   CANARY,
   PUBLIC_ALIAS,
@@ -18,18 +18,14 @@ import * as webhooks from './webhooks.operator.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../outbox/retry.js';
 
-let t: TestApp;
 const open: { close(): unknown }[] = [];
 const track = <T extends { close(): unknown }>(x: T) => {
   open.push(x);
   return x;
 };
 
-beforeAll(async () => {
-  // Real time as the start, so that receivers can check signature timestamps.
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
-});
-afterAll(() => t.close());
+// Real time as the start, so that receivers can check signature timestamps.
+const t = useTestApp({ clock: new TestClock(Date.now()) });
 afterEach(async () => {
   for (const x of open.splice(0)) await x.close();
   // Each test counts its own attempts: close what an earlier test left pending.

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { problem, startTestApp, useTestApp, type Tenant } from '../../../test/harness.js';
 import { TEST_SECRET_KEY, testSecretBox } from '../../../test/factories/webhooks.js';
 
-let t: TestApp;
-let alice: Tenant;
-
-beforeAll(async () => {
-  t = await startTestApp({ config: { WEBHOOK_SECRET_KEY: TEST_SECRET_KEY } });
-  alice = await t.createTenant('Alice');
-});
-afterAll(() => t.close());
+const t = useTestApp({ config: { WEBHOOK_SECRET_KEY: TEST_SECRET_KEY }, tenants: ['Alice'] });
+const [alice] = t.tenants;
 
 const create = (tenant: Tenant | null, body: unknown) =>
   t.request(tenant, { method: 'POST', url: '/v0/webhook_subscriptions', payload: body as object });
