@@ -1,6 +1,26 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import path from 'node:path';
+
+/**
+ * A TCP port free on loopback right now, below Linux's ephemeral range (32768+), where outgoing
+ * connections take their ports: for a server that must keep its port across restarts.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * 22_000);
+    const probe = net.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => probe.close(resolve));
+      return port;
+    }
+  }
+}
 
 /** Runs the operator CLI from source as a separate process, the way an operator would. */
 export async function runCliProcess(args: string[], env: Record<string, string>) {
@@ -16,26 +36,31 @@ export async function runCliProcess(args: string[], env: Record<string, string>)
   return { code, stdout, stderr };
 }
 
-/** Starts the real server from source on a free port; resolves once /readyz answers. */
+/**
+ * Starts the real server from source; resolves once /readyz answers. Without a PORT in `env` it
+ * listens on a port the system picks (PORT=0) and is found by its "Server listening at" log line,
+ * so parallel test files never collide on a port.
+ */
 export async function startServerProcess(env: Record<string, string>) {
-  const port = 30000 + Math.floor(Math.random() * 20000);
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main/server.ts')], {
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
+  let baseUrl = env.PORT ? `http://127.0.0.1:${env.PORT}` : null;
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    baseUrl ??= /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? null;
     try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
+      if (baseUrl !== null && (await fetch(`${baseUrl}/readyz`)).ok) break;
     } catch {
       // not yet listening
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  if (baseUrl === null) throw new Error(`the server did not say where it listens (LOG_LEVEL below info?): ${output}`);
   return {
     baseUrl,
     child,

@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 /**
  * Company domains as the service stores them: one canonical spelling per company, so that
@@ -66,9 +66,20 @@ function hostShape(host: string): string | null {
     if (label.length === 0) return 'must not contain empty labels';
     if (label.length > 63) return 'must not contain labels longer than 63 characters';
     if (!LABEL.test(label)) return `has an invalid label "${label}"`;
+    if (label.startsWith('xn--') && !isPunycodeLabel(label)) return `has an invalid punycode label "${label}"`;
   }
   if (/^\d+$/.test(labels[labels.length - 1]!)) return 'must be a host name, not an IP address';
   return null;
+}
+
+/**
+ * An `xn--` label must be the punycode of an internationalized label: it decodes, and the decoded
+ * label encodes back to it. Node 20's domainToASCII refused other `xn--` labels; Node 24's passes
+ * ASCII labels through unchecked (`xn--zz`), and its domainToUnicode leaves them as they are.
+ */
+function isPunycodeLabel(label: string): boolean {
+  const unicode = domainToUnicode(label);
+  return unicode !== label && domainToASCII(unicode) === label;
 }
 
 /** Top-level names no browser will ever resolve to this service. */

@@ -141,7 +141,7 @@ describe('retries', () => {
 
   it('times out a hanging receiver, waits at least a minute, and retries', async () => {
     let hang = true;
-    const { tenant, receiver, engine } = await setup(() => (hang ? 'hang' : { status: 200 }), { timeoutMs: 50 });
+    const { tenant, receiver, engine } = await setup(() => (hang ? 'hang' : { status: 200 }), { timeoutMs: 1000 });
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
     await emit(tenant.scope, t.clock);
     await engine.drain();
