@@ -6,7 +6,7 @@ import { createApiKey, createTenant } from '../../src/modules/tenants/tenants.se
 import { makeAudience } from '../factories/audiences.js';
 import { PUBLIC_ALIAS, startReceiver, subscribe, TEST_SECRET_KEY, type Receiver } from '../factories/webhooks.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../harness.js';
-import { startServerProcess } from '../process.js';
+import { freePort, startServerProcess } from '../process.js';
 
 /** Processes whose parent is `pid` (Linux). */
 function childrenOf(pid: number): number[] {
@@ -66,6 +66,7 @@ describe.runIf(ENGINE === 'postgres')('two server processes on PostgreSQL (WEB_C
     server = await startServerProcess({
       ...db.env,
       WEB_CONCURRENCY: '2',
+      PORT: String(await freePort()),
       WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       RATE_LIMIT_PER_SECOND: '0',
