@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
-import autocannon from 'autocannon';
-import type { Database } from '../src/db/connect.js';
+import pg from 'pg';
+import { connectDatabase, sqliteFileIn, type Database, type Engine } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
 import { createApiKey, createTenant } from '../src/modules/tenants/tenants.service.js';
@@ -12,13 +13,15 @@ import { createApiKey, createTenant } from '../src/modules/tenants/tenants.servi
 export interface Measurement {
   scenario: string;
   name: string;
+  engine?: Engine;
+  /** Median over the rounds. */
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
   responseBytes: number;
   non2xx: number;
   errors: number;
-  /** requestsPerSecond / the bare node:http ceiling for a body of the same size, same run. */
+  /** Median over the rounds of requestsPerSecond / the bare node:http ceiling measured right after it. */
   ratioToCeiling: number | null;
   /** Anything else worth reporting (counts checked after the run, seeded sizes, …). */
   extra?: Record<string, unknown>;
@@ -35,22 +38,30 @@ export interface LoadOptions {
   paths?: string[];
   connections?: number;
   durationSeconds?: number;
+  /** Rounds to take the median of (default BENCH_ROUNDS, 3). */
+  rounds?: number;
   /** Skip the ceiling comparison (e.g. for write paths where it means little). Default false. */
   noCeiling?: boolean;
   /** Extra request headers (e.g. the Host of a tenant's page domain). */
   headers?: Record<string, string>;
-  /** Told the number and status of every completed request (each connection sends one at a time). */
+  /**
+   * Told the number and status of every completed request (each connection sends one at a time).
+   * wrk cannot report single responses, so such a load runs with autocannon.
+   */
   onResponse?: (n: number, status: number) => void;
   extra?: Record<string, unknown>;
 }
 
 export interface Service {
   baseUrl: string;
+  /** The service's (main) process id, to read its CPU time and memory. */
+  pid: number;
   stop(): Promise<void>;
 }
 
 export interface BenchContext {
-  /** The bench's own SQLite database (the one the service runs on); seed straight into it. */
+  engine: Engine;
+  /** The bench's own connection to the database the service runs on; seed straight into it. */
   database: Database;
   clock: Clock;
   dataDir: string;
@@ -62,6 +73,8 @@ export interface BenchContext {
   load(options: LoadOptions): Promise<Measurement>;
   /** Records a measurement made otherwise (e.g. webhook deliveries per second). */
   record(measurement: Measurement): void;
+  /** A fresh, migrated database of the run's engine (e.g. for an in-process worker). */
+  freshDatabase(label: string): Promise<BenchDatabase>;
   /** Short runs for a smoke test of the bench itself (BENCH_QUICK=1). */
   quick: boolean;
 }
@@ -71,20 +84,65 @@ export interface BenchScenario {
   run(ctx: BenchContext): Promise<void>;
 }
 
-export const CONNECTIONS = 32;
+/** As the issue measured: `wrk -t1 -c50`. */
+export const CONNECTIONS = 50;
 
-/** Starts `node dist/main/server.js` against `dataDir`, resolves when it is listening. */
-export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
+export interface BenchDatabase {
+  database: Database;
+  /** Environment for a service process to use the same database. */
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** PostgreSQL server for BENCH_ENGINE=postgres; every run creates (and drops) its own databases. */
+export const BENCH_PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * A fresh, migrated database: a SQLite file under `dataDir`, or a new PostgreSQL database
+ * (`aps_bench_<label>_<pid>`) on BENCH_PG_URL, dropped by `drop()`.
+ */
+export async function createBenchDatabase(engine: Engine, dataDir: string, label: string): Promise<BenchDatabase> {
+  if (engine === 'sqlite') {
+    const database = connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
+    await migrateToLatest(database);
+    return { database, env: { DATA_DIR: dataDir }, drop: () => database.close() };
+  }
+  const name = `aps_bench_${label.replace(/\W/g, '_')}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: BENCH_PG_URL });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(BENCH_PG_URL);
+  url.pathname = `/${name}`;
+  const database = connectDatabase({ databaseUrl: url.toString(), pgPoolSize: 10 });
+  await migrateToLatest(database);
+  return {
+    database,
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    async drop() {
+      await database.close();
+      const c = new pg.Client({ connectionString: BENCH_PG_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** Starts `node dist/main/server.js` with `env`, resolves when it is listening. */
+export async function startService(env: Record<string, string>): Promise<Service> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...flags, path.resolve('dist/main/server.js')], {
     env: {
       ...process.env,
-      DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_SECOND: '0',
+      // Files on disk on both engines, so that a scenario can seed them where the service reads.
+      FILE_STORAGE: 'disk',
       // capacity is measured, not the limits that protect it
       PAGE_EVENTS_PER_SECOND: '0',
       PAGE_EVENTS_PER_PAGE_PER_SECOND: '0',
@@ -94,7 +152,7 @@ export async function startService(dataDir: string, env: Record<string, string> 
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 300; i++) {
     try {
       const res = await fetch(`${baseUrl}/readyz`);
       if (res.ok) break;
@@ -104,86 +162,48 @@ export async function startService(dataDir: string, env: Record<string, string> 
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { baseUrl, stop: () => stopChild(child) };
+  return { baseUrl, pid: child.pid!, stop: () => stopChild(child) };
 }
 
-async function stopChild(child: ChildProcess) {
+export async function stopChild(child: ChildProcess) {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');
 }
 
-/** The bare-Node ceiling for a body of `bytes`, measured once per size bucket. */
-export class Ceiling {
-  readonly #cache = new Map<number, number>();
-  constructor(private readonly durationSeconds: number) {}
+/**
+ * The bare-Node ceiling: `bench/ceiling.mjs` answering a body of about the same size. One server
+ * per size bucket, kept running for the whole run and measured again right after each round of
+ * the service, so that both see the same machine load.
+ */
+export class Ceilings {
+  readonly #servers = new Map<number, Promise<{ child: ChildProcess; baseUrl: string }>>();
 
-  async requestsPerSecond(bytes: number): Promise<number> {
-    const bucket = bytes < 1024 ? Math.max(64, Math.round(bytes / 64) * 64) : Math.round(bytes / 1024) * 1024;
-    const cached = this.#cache.get(bucket);
-    if (cached !== undefined) return cached;
-    const child = spawn(process.execPath, [path.resolve('bench/ceiling.mjs'), String(bucket)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];
-    const { port } = JSON.parse(line) as { port: number };
-    const result = await autocannon({
-      url: `http://127.0.0.1:${port}/`,
-      connections: CONNECTIONS,
-      duration: this.durationSeconds,
-    });
-    await stopChild(child);
-    this.#cache.set(bucket, result.requests.average);
-    return result.requests.average;
+  static bucket(bytes: number): number {
+    return bytes < 1024 ? Math.max(64, Math.round(bytes / 64) * 64) : Math.round(bytes / 1024) * 1024;
   }
-}
 
-export async function runLoad(
-  baseUrl: string,
-  options: LoadOptions,
-  durationSeconds: number,
-): Promise<Omit<Measurement, 'scenario' | 'ratioToCeiling'>> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
-  if (options.apiKey) headers['x-api-key'] = options.apiKey;
-  const method = options.method ?? 'GET';
-  const paths = options.paths ?? [options.path];
-  let i = 0;
-  let responseBytes = 0;
-  const result = await autocannon({
-    url: baseUrl,
-    connections: options.connections ?? CONNECTIONS,
-    duration: options.durationSeconds ?? durationSeconds,
-    requests: [
-      {
-        method,
-        headers,
-        setupRequest: (req, context) => {
-          const n = i++;
-          (context as { n?: number }).n = n;
-          const body = typeof options.body === 'function' ? (options.body as (i: number) => unknown)(n) : options.body;
-          return {
-            ...req,
-            path: paths[n % paths.length]!,
-            body: body === undefined ? undefined : JSON.stringify(body),
-          };
-        },
-        onResponse: (status, body, context) => {
-          if (responseBytes === 0) responseBytes = Buffer.byteLength(body);
-          options.onResponse?.((context as { n: number }).n, status);
-        },
-      },
-    ],
-  });
-  return {
-    name: options.name,
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    responseBytes,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    extra: options.extra,
-  };
+  server(bytes: number): Promise<{ child: ChildProcess; baseUrl: string }> {
+    const bucket = Ceilings.bucket(bytes);
+    let server = this.#servers.get(bucket);
+    if (server === undefined) {
+      server = (async () => {
+        const child = spawn(process.execPath, [path.resolve('bench/ceiling.mjs'), String(bucket)], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];
+        const { port } = JSON.parse(line) as { port: number };
+        return { child, baseUrl: `http://127.0.0.1:${port}` };
+      })();
+      this.#servers.set(bucket, server);
+    }
+    return server;
+  }
+
+  async stop(): Promise<void> {
+    for (const server of this.#servers.values()) await stopChild((await server).child);
+    this.#servers.clear();
+  }
 }
 
 export async function benchTenant(database: Database, name: string, clock: Clock = systemClock) {
@@ -194,4 +214,10 @@ export async function benchTenant(database: Database, name: string, clock: Clock
     apiKey: key.apiKey,
     scope: new TenantScope(database.kysely, database.engine, tenant.tenantId),
   };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

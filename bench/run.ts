@@ -1,100 +1,270 @@
 /**
- * `npm run bench`: seeds a realistic data set into a fresh SQLite database, starts the built
- * service on it, drives each scenario's endpoints with autocannon, and measures a bare node:http
- * server answering a body of the same size in the same run (the ceiling). Prints a table and
- * writes bench/results/<time>.json and bench/results/latest.json.
+ * `npm run bench`: seeds a realistic data set into a fresh database, starts the built service on
+ * it, drives each scenario's endpoints with wrk (`-t1 -c50`), and after each round measures a bare
+ * node:http server answering a body of the same size (the ceiling), so that every figure is a
+ * ratio to what the machine does at that moment. Prints `req/s, p50/p99, × ceiling` per load
+ * (medians over the rounds) and writes bench/results/<time>.json and bench/results/latest.json.
  *
- * BENCH_ONLY=pages,persons runs some scenarios; BENCH_QUICK=1 makes every run short (a smoke test).
+ * BENCH_ENGINE=sqlite (default) | postgres | both     BENCH_DATABASE_URL: the PostgreSQL server
+ * BENCH_ONLY=pages,persons: some scenarios            BENCH_LOADS=limit=1,…: loads whose name has one of these
+ * BENCH_ROUNDS=3, BENCH_DURATION=5 (seconds)
+ * BENCH_QUICK=1: a smoke run (1 round of 2 s, smaller data)
+ * BENCH_LOADER=autocannon: the in-process fallback    BENCH_NODE_FLAGS: flags for the service's node
+ * BENCH_WEB_CONCURRENCY=N: the service's WEB_CONCURRENCY (PostgreSQL)
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { connectDatabase, sqliteFileIn } from '../src/db/connect.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import type { Engine } from '../src/db/connect.js';
 import { systemClock } from '../src/lib/clock.js';
-import { benchTenant, Ceiling, runLoad, startService, type BenchContext, type Measurement } from './lib.js';
+import {
+  benchTenant,
+  Ceilings,
+  CONNECTIONS,
+  createBenchDatabase,
+  median,
+  startService,
+  type BenchContext,
+  type LoadOptions,
+  type Measurement,
+} from './lib.js';
+import { chooseLoader, processTreeCpuMicros, runLoad, type BenchRequest, type LoadResult } from './load.js';
 import { scenarios } from './scenarios/index.js';
 
 const quick = process.env.BENCH_QUICK === '1';
-const duration = quick ? 2 : 8;
+const duration = Number(process.env.BENCH_DURATION ?? (quick ? 2 : 5));
+const rounds = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
-
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
-// BENCH_DATABASE_URL=postgres://… runs the service (and the seeding) on PostgreSQL, in a fresh schema.
-const pgUrl = process.env.BENCH_DATABASE_URL?.trim() || null;
-const pgSchema = pgUrl ? `bench_${process.pid}` : null;
-if (pgUrl) {
-  const admin = new pg.Client({ connectionString: pgUrl });
-  await admin.connect();
-  await admin.query(`create schema ${pgSchema}`);
-  await admin.query('create extension if not exists pg_trgm with schema public');
-  await admin.end();
+/** BENCH_LOADS=limit=1,persons/{id}: run only the loads whose name contains one of these. */
+const onlyLoads = process.env.BENCH_LOADS?.split(',').map((s) => s.trim());
+// BENCH_DATABASE_URL alone (as before BENCH_ENGINE existed) means PostgreSQL.
+const engineChoice = (process.env.BENCH_ENGINE ?? (process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite')).trim();
+if (!['sqlite', 'postgres', 'both'].includes(engineChoice)) {
+  throw new Error(`BENCH_ENGINE must be sqlite, postgres or both, got "${engineChoice}"`);
 }
-const database = pgUrl
-  ? connectDatabase({ databaseUrl: pgUrl, pgSchema: `${pgSchema},public`, pgPoolSize: 10 })
-  : connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
-await migrateToLatest(database);
-const service = await startService(
-  dataDir,
-  pgUrl ? { DATABASE_URL: pgUrl, PGOPTIONS: `-c search_path=${pgSchema},public` } : {},
-);
-console.log(`engine: ${database.engine}`);
-const ceiling = new Ceiling(duration);
-const measurements: Measurement[] = [];
-let current = '';
+const engines: Engine[] = engineChoice === 'both' ? ['sqlite', 'postgres'] : [engineChoice as Engine];
+const serviceEnv: Record<string, string> = {};
+if (process.env.BENCH_WEB_CONCURRENCY) serviceEnv.WEB_CONCURRENCY = process.env.BENCH_WEB_CONCURRENCY;
 
-const ctx: BenchContext = {
-  database,
-  clock: systemClock,
-  dataDir,
-  quick,
-  service,
-  createTenant: (name) => benchTenant(database, name),
-  async load(options) {
-    const result = await runLoad(service.baseUrl, options, duration);
-    const ceilingRps = options.noCeiling ? null : await ceiling.requestsPerSecond(result.responseBytes);
-    const measurement: Measurement = {
-      scenario: current,
-      ...result,
-      ratioToCeiling: ceilingRps ? Math.round((result.requestsPerSecond / ceilingRps) * 100) / 100 : null,
-      extra: { ...result.extra, ...(ceilingRps ? { ceilingRequestsPerSecond: Math.round(ceilingRps) } : {}) },
-    };
-    this.record(measurement);
-    return measurement;
-  },
-  record(measurement) {
-    measurements.push(measurement);
-    const ratio = measurement.ratioToCeiling === null ? '' : `  ${measurement.ratioToCeiling.toFixed(2)}× ceiling`;
-    const problems =
-      measurement.non2xx + measurement.errors > 0
-        ? `  (${measurement.non2xx} non-2xx, ${measurement.errors} errors)`
-        : '';
-    console.log(
-      `  ${measurement.name.padEnd(58)} ${String(measurement.requestsPerSecond).padStart(7)} req/s  p50 ${String(measurement.p50Ms).padStart(5)} ms  p99 ${String(measurement.p99Ms).padStart(5)} ms${ratio}${problems}`,
-    );
-  },
+const loader = chooseLoader();
+const measurements: Measurement[] = [];
+const started = new Date();
+console.log(
+  `bench: ${engines.join(' + ')}, ${loader} -t1 -c${CONNECTIONS}, ${rounds} round(s) × ${duration} s, ` +
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+);
+
+/** Where request numbers of a round start, so that rounds never reuse a number. */
+const roundOffset = (options: LoadOptions, round: number) => round * (options.durationSeconds ?? duration) * 20_000;
+
+/** Request n of a round, made when it is sent (for loads that watch each response). */
+function lazyRequests(options: LoadOptions, round: number): (n: number) => BenchRequest {
+  const method = options.method ?? 'GET';
+  const paths = options.paths ?? [options.path];
+  const offset = roundOffset(options, round);
+  return (n) => {
+    const i = offset + n;
+    const body = typeof options.body === 'function' ? (options.body as (i: number) => unknown)(i) : options.body;
+    return { method, path: paths[i % paths.length]!, body: body === undefined ? undefined : JSON.stringify(body) };
+  };
+}
+
+/** Requests to rotate through: the distinct paths, or as many bodies as a round can send. */
+function requestsOf(options: LoadOptions, round: number): BenchRequest[] {
+  const method = options.method ?? 'GET';
+  const paths = options.paths ?? [options.path];
+  if (typeof options.body !== 'function') {
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    return paths.map((p) => ({ method, path: p, body }));
+  }
+  const perRound = (options.durationSeconds ?? duration) * 20_000;
+  const make = options.body as (i: number) => unknown;
+  return Array.from({ length: perRound }, (_, k) => {
+    const i = round * perRound + k;
+    return { method, path: paths[i % paths.length]!, body: JSON.stringify(make(i)) };
+  });
+}
+
+/** The body size of a GET (to pick the ceiling's), sent with the load's headers (Host included). */
+function responseBytes(baseUrl: string, headers: Record<string, string>, request: BenchRequest): Promise<number> {
+  if (request.method !== 'GET') return Promise.resolve(0);
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${baseUrl}${request.path}`, { headers }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve(bytes));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const skipped: Measurement = {
+  scenario: '',
+  name: '',
+  requestsPerSecond: 0,
+  p50Ms: 0,
+  p99Ms: 0,
+  responseBytes: 0,
+  non2xx: 0,
+  errors: 0,
+  ratioToCeiling: null,
 };
 
-const started = new Date();
-try {
-  for (const scenario of scenarios) {
-    if (only && !only.includes(scenario.name)) continue;
-    current = scenario.name;
-    console.log(`\n## ${scenario.name}`);
-    await scenario.run(ctx);
-  }
-} finally {
-  await service.stop();
-  await database.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  if (pgUrl) {
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`drop schema if exists ${pgSchema} cascade`);
-    await admin.end();
+async function runEngine(engine: Engine) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
+  const main = await createBenchDatabase(engine, dataDir, 'main');
+  const service = await startService({ ...main.env, ...serviceEnv });
+  const ceilings = new Ceilings();
+  let current = '';
+  console.log(`\n# ${engine}${serviceEnv.WEB_CONCURRENCY ? ` (WEB_CONCURRENCY=${serviceEnv.WEB_CONCURRENCY})` : ''}`);
+
+  const ctx: BenchContext = {
+    engine,
+    database: main.database,
+    clock: systemClock,
+    dataDir,
+    quick,
+    service,
+    createTenant: (name) => benchTenant(main.database, name),
+    freshDatabase: (label) =>
+      createBenchDatabase(engine, fs.mkdtempSync(path.join(os.tmpdir(), `aps-bench-${label}-`)), label),
+    async load(options) {
+      if (onlyLoads && !onlyLoads.some((part) => options.name.includes(part))) {
+        return { ...skipped, scenario: current, name: options.name, extra: {} };
+      }
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+      if (options.apiKey) headers['x-api-key'] = options.apiKey;
+      const n = options.rounds ?? rounds;
+      const results: (LoadResult & {
+        ceiling: number | null;
+        cpuMicrosPerRequest: number;
+        ceilingCpuMicrosPerRequest: number | null;
+      })[] = [];
+      let bytes = 0;
+      const loadAverage = os.loadavg()[0]!;
+      for (let round = 0; round < n; round++) {
+        // A load that watches each response makes each request when it is sent (autocannon).
+        const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
+        if (round === 0) bytes = await responseBytes(service.baseUrl, headers, requests[0]!);
+        const cpuBefore = processTreeCpuMicros(service.pid);
+        const result = await runLoad({
+          baseUrl: service.baseUrl,
+          headers,
+          requests,
+          ...(options.onResponse
+            ? {
+                next: lazyRequests(options, round),
+                onResponse: (n: number, status: number) => options.onResponse!(roundOffset(options, round) + n, status),
+              }
+            : {}),
+          connections: options.connections ?? CONNECTIONS,
+          durationSeconds: options.durationSeconds ?? duration,
+        });
+        const cpu = processTreeCpuMicros(service.pid) - cpuBefore;
+        let ceiling: number | null = null;
+        let ceilingCpu: number | null = null;
+        if (!options.noCeiling) {
+          const server = await ceilings.server(bytes || Math.max(64, result.bytesPerResponse - 250));
+          const before = processTreeCpuMicros(server.child.pid!);
+          const bare = await runLoad({
+            baseUrl: server.baseUrl,
+            headers: {},
+            requests: [{ method: 'GET', path: '/' }],
+            connections: options.connections ?? CONNECTIONS,
+            durationSeconds: options.durationSeconds ?? duration,
+          });
+          ceiling = bare.requestsPerSecond;
+          ceilingCpu =
+            Math.round(((processTreeCpuMicros(server.child.pid!) - before) / Math.max(1, bare.requests)) * 10) / 10;
+        }
+        results.push({
+          ...result,
+          ceiling,
+          cpuMicrosPerRequest: Math.round(cpu / Math.max(1, result.requests)),
+          ceilingCpuMicrosPerRequest: ceilingCpu,
+        });
+      }
+      const ratios = results.filter((r) => r.ceiling).map((r) => r.requestsPerSecond / r.ceiling!);
+      const measurement: Measurement = {
+        scenario: current,
+        engine,
+        name: options.name,
+        requestsPerSecond: Math.round(median(results.map((r) => r.requestsPerSecond))),
+        p50Ms: median(results.map((r) => r.p50Ms)),
+        p99Ms: median(results.map((r) => r.p99Ms)),
+        responseBytes: bytes || results[0]!.bytesPerResponse,
+        non2xx: results.reduce((s, r) => s + r.non2xx, 0),
+        errors: results.reduce((s, r) => s + r.errors, 0),
+        ratioToCeiling: ratios.length > 0 ? Math.round(median(ratios) * 1000) / 1000 : null,
+        extra: {
+          ...options.extra,
+          ...(ratios.length > 0
+            ? { ceilingRequestsPerSecond: Math.round(median(results.map((r) => r.ceiling!))) }
+            : {}),
+          serviceCpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
+          // CPU per request of the ceiling over the service's: the ratio the machine's other load
+          // disturbs least (both are CPU time, not throughput on shared cores).
+          ...(ratios.length > 0
+            ? {
+                ceilingCpuMicrosPerRequest: median(results.map((r) => r.ceilingCpuMicrosPerRequest!)),
+                cpuRatioToCeiling:
+                  Math.round(
+                    (median(results.map((r) => r.ceilingCpuMicrosPerRequest!)) /
+                      median(results.map((r) => r.cpuMicrosPerRequest))) *
+                      1000,
+                  ) / 1000,
+              }
+            : {}),
+          loadAverageBefore: Math.round(loadAverage * 100) / 100,
+          rounds: results.map((r) => ({
+            requestsPerSecond: r.requestsPerSecond,
+            p50Ms: r.p50Ms,
+            p99Ms: r.p99Ms,
+            ceiling: r.ceiling,
+            cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+          })),
+        },
+      };
+      this.record(measurement);
+      return measurement;
+    },
+    record(measurement) {
+      measurement.engine ??= engine;
+      measurements.push(measurement);
+      const m = measurement;
+      const ceiling = m.extra?.ceilingRequestsPerSecond as number | undefined;
+      const ratio =
+        m.ratioToCeiling === null ? '' : `  ${m.ratioToCeiling.toFixed(3)}× ceiling (${ceiling ?? '?'} req/s)`;
+      const cpu = m.extra?.serviceCpuMicrosPerRequest;
+      const cpuRatio = m.extra?.cpuRatioToCeiling as number | undefined;
+      const problems = m.non2xx + m.errors > 0 ? `  (${m.non2xx} non-2xx, ${m.errors} errors)` : '';
+      console.log(
+        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${problems}`,
+      );
+    },
+  };
+
+  try {
+    for (const scenario of scenarios) {
+      if (only && !only.includes(scenario.name)) continue;
+      current = scenario.name;
+      console.log(`\n## ${scenario.name} (${engine})`);
+      await scenario.run(ctx);
+    }
+  } finally {
+    await ceilings.stop();
+    await service.stop();
+    await main.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+for (const engine of engines) await runEngine(engine);
 
 const report = {
   startedAt: started.toISOString(),
@@ -104,9 +274,14 @@ const report = {
     cpuModel: os.cpus()[0]?.model,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
+    loadAverageAtEnd: os.loadavg(),
   },
-  engine: database.engine,
-  durationSecondsPerLoad: duration,
+  loader,
+  connections: CONNECTIONS,
+  engines,
+  serviceEnv,
+  rounds,
+  durationSecondsPerRound: duration,
   quick,
   measurements,
 };

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { sql } from 'kysely';
-import { ApiKeyVerifier } from './auth/api-key-verifier.js';
+import { ApiKeyVerifier, FailedAuthLimiter } from './auth/api-key-verifier.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import { loadServiceSecret } from './db/service-secrets.js';
@@ -18,6 +18,7 @@ import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { Problem } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { LazyChildLogger } from './lib/logger.js';
 import { modules } from './modules/index.js';
 import { browserNotFound } from './modules/site/index.js';
 
@@ -30,6 +31,9 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+// Generated request ids: a random prefix per process and a counter (unique without a UUID per request).
+const requestIdPrefix = randomBytes(8).toString('hex');
+let requestCount = 0;
 
 /** Builds the HTTP application. It never reads the environment: everything comes in `deps`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -38,6 +42,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    childLoggerFactory: (parent, bindings) =>
+      new LazyChildLogger(parent as unknown as Logger, bindings) as unknown as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
@@ -51,7 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy as boolean,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID().replace(/-/g, '')}`;
+      return typeof given === 'string' && REQUEST_ID.test(given)
+        ? given
+        : `req_${requestIdPrefix}${(requestCount++).toString(16).padStart(16, '0')}`;
     },
   });
 
@@ -70,23 +78,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(Problem);
   for (const module of modules) for (const schema of module.schemas ?? []) app.addSchema(schema);
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        operationId: request.routeOptions.schema?.operationId,
-        method: request.method,
-        // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
-        path: request.url.split('?')[0],
-        statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        tenantId: request.principal?.tenantId,
-      },
-      'request',
-    );
-  });
+  // The request line is built only when it will be written: above LOG_LEVEL=info there is no hook.
+  if (logger.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          operationId: request.routeOptions.schema?.operationId,
+          method: request.method,
+          // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
+          path: request.url.split('?')[0],
+          statusCode: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          tenantId: request.principal?.tenantId,
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   registerProblemHandler(app);
   registerMethodNotAllowed(app, { notFoundPage: browserNotFound });
@@ -122,7 +135,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (v0) => {
-      registerApiKeyAuth(v0, new ApiKeyVerifier(database.kysely, clock).verify);
+      registerApiKeyAuth(v0, {
+        verifier: new ApiKeyVerifier(database.kysely, clock),
+        failures: new FailedAuthLimiter(clock, config.authFailuresPerMinute),
+      });
       registerRateLimit(v0, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
       for (const module of modules) if (module.routes) await v0.register(module.routes);
     },

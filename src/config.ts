@@ -15,9 +15,17 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Bucket size: how many requests a key may send at once after being idle. */
   readonly rateLimitBurst: number;
+  /** Failed authentications a client address may make per minute (then 429); 0 turns it off. */
+  readonly authFailuresPerMinute: number;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
   readonly shutdownGraceMs: number;
+  /**
+   * Server processes sharing the port (node:cluster), each with its own database pool and
+   * background workers. PostgreSQL only: SQLite has one writer and its group commit lives in one
+   * process, so more than 1 is refused there.
+   */
+  readonly webConcurrency: number;
   /** Whether this process runs the background workers (version generation, webhook delivery). */
   readonly runWorkers: boolean;
   /**
@@ -153,9 +161,11 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     logLevel,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 30, 0, 1_000_000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
+    webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
     runWorkers: bool('RUN_WORKERS', true),
     fileStorage,
     publicBaseUrl,
@@ -171,6 +181,12 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
   };
 
+  if (config.webConcurrency > 1 && databaseUrl === null) {
+    problems.push(
+      `WEB_CONCURRENCY=${config.webConcurrency} needs PostgreSQL (DATABASE_URL): the embedded SQLite database has ` +
+        'one writer, and its group commit works inside one process. Leave WEB_CONCURRENCY unset (or 1) with SQLite.',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

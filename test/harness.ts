@@ -252,6 +252,7 @@ export async function rowCounts(tenant: Tenant, tables: readonly TenantTable[] =
 const TENANT_TABLES = [
   'api_keys',
   'pages',
+  'page_counts',
   'persons',
   'person_logs',
   'accounts',

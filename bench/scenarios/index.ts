@@ -4,6 +4,7 @@ import { audiencesScenario } from './audiences.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
 import { siteScenario } from './site.js';
+import { soakScenario } from './soak.js';
 import { webhooksScenario } from './webhooks.js';
 
 /** Every bench scenario, run in this order by `npm run bench` (or pick with BENCH_ONLY=pages,…). */
@@ -14,4 +15,5 @@ export const scenarios: BenchScenario[] = [
   assetsScenario,
   webhooksScenario,
   siteScenario,
+  soakScenario,
 ];

@@ -8,7 +8,7 @@ import { companyNames } from '../words.js';
 const COMPANIES = companyNames(2_000);
 const THEMES = ['Pricing', 'Onboarding', 'Renewal', 'Webinar', 'Security review', 'Expansion', 'Launch', 'Follow-up'];
 
-async function seedPages(scope: TenantScope, clock: Clock, count: number): Promise<string[]> {
+export async function seedPages(scope: TenantScope, clock: Clock, count: number): Promise<string[]> {
   const ids: string[] = [];
   await scope.transaction(async (tx) => {
     for (let i = 0; i < count; i++) {

@@ -1,12 +1,9 @@
 import fs from 'node:fs';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config.js';
-import { connectDatabase, sqliteFileIn } from '../../src/db/connect.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delivery.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
@@ -65,7 +62,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * Runs the delivery worker in this process on its own SQLite database (the shared bench service
+ * Runs the delivery worker in this process on its own database (the shared bench service
  * must not race it for the queue), with 100 subscriptions pointing at one loopback receiver.
  * Events are appended at `eventsPerSecond` (each fans out to 100 deliveries) and the worker is
  * woken after each commit, as the service does; latency is commit → arrival at the receiver.
@@ -74,9 +71,8 @@ async function measure(
   ctx: BenchContext,
   options: { name: string; eventsPerSecond: number; seconds: number; failFirst: boolean },
 ) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-webhooks-'));
-  const database = connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
-  await migrateToLatest(database);
+  const fresh = await ctx.freshDatabase('webhooks');
+  const { database } = fresh;
   const box = new SecretBox([Buffer.alloc(32, 1)]);
   const tenant = await benchTenant(database, 'bench webhooks');
 
@@ -150,8 +146,8 @@ async function measure(
         .executeTakeFirstOrThrow()
     ).n,
   );
-  await database.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await fresh.drop();
+  fs.rmSync(fresh.env.DATA_DIR!, { recursive: true, force: true });
 
   ctx.record({
     scenario: 'webhooks',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { NamingClient } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { SqliteAdapter } from './sqlite-adapter.js';
 
@@ -13,6 +14,11 @@ export interface Database {
   readonly engine: Engine;
   /** A short description for logs, never containing credentials. */
   readonly description: string;
+  /**
+   * PostgreSQL only: a connection of its own that LISTENs on `channel` and hands each NOTIFY
+   * payload to `onPayload` (reconnecting after a lost connection). Resolves to a stop function.
+   */
+  readonly listen?: (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,7 @@ function connectPostgres(options: ConnectOptions): Database {
     },
   };
   const pool = new pg.Pool({
+    Client: NamingClient as unknown as typeof pg.Client,
     connectionString: url,
     max: options.pgPoolSize ?? 10,
     types: types as pg.CustomTypesConfig,
@@ -83,6 +90,10 @@ function connectPostgres(options: ConnectOptions): Database {
     // An idle client lost its connection; the pool replaces it. Queries report their own errors.
   });
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const clientConfig: pg.ClientConfig = {
+    connectionString: url,
+    options: options.pgSchema ? `-c search_path=${options.pgSchema}` : undefined,
+  };
   const safe = new URL(url);
   safe.password = '';
   safe.username = '';
@@ -90,6 +101,44 @@ function connectPostgres(options: ConnectOptions): Database {
     kysely,
     engine: 'postgres',
     description: `postgres:${safe.host}${safe.pathname}${options.pgSchema ? `#${options.pgSchema}` : ''}`,
+    listen: (channel, onPayload) => listenOn(clientConfig, channel, onPayload),
     close: () => kysely.destroy(),
+  };
+}
+
+async function listenOn(
+  config: pg.ClientConfig,
+  channel: string,
+  onPayload: (payload: string) => void,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  let retry: NodeJS.Timeout | null = null;
+  const connect = async () => {
+    const c = new pg.Client(config);
+    c.on('notification', (message) => {
+      if (message.channel === channel) onPayload(message.payload ?? '');
+    });
+    c.on('error', () => reconnect(c));
+    c.on('end', () => reconnect(c));
+    await c.connect();
+    await c.query(`listen ${c.escapeIdentifier(channel)}`);
+    client = c;
+  };
+  // A lost listener only delays wake-ups: the workers poll as well. Try again every second.
+  const reconnect = (c: pg.Client) => {
+    if (stopped || client !== c || retry !== null) return;
+    client = null;
+    retry = setTimeout(() => {
+      retry = null;
+      connect().catch(() => reconnect(c));
+    }, 1000);
+    retry.unref();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }

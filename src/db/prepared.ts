@@ -1,43 +1,67 @@
 import { CompiledQuery, type Compilable, type InferResult, type Kysely } from 'kysely';
 import type { Engine } from './connect.js';
+import { nameStatement } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
 
 const SENTINEL = '\u0000param:';
 const TENANT = `${SENTINEL}tenantId`;
+/** Distinct literal values a prepared query compiles statements for (e.g. limits 1..101). */
+const MAX_VARIANTS = 256;
 
 type Placeholders<P> = { readonly [K in keyof P]: P[K] };
+type Slot = string | { constant: unknown };
+interface Compiled {
+  sql: string;
+  slots: Slot[];
+}
 
 /**
  * A query on a hot path, built with Kysely once per engine and then executed with new values.
  * Building and compiling a Kysely query costs more than running a primary-key read on SQLite, so
- * the few queries every request makes (listing, counting) are compiled once: `build` receives a
+ * the queries every request of a hot endpoint makes are compiled once: `build` receives a
  * TenantScope and placeholder values, and the compiled SQL is reused with the real tenant and
  * values substituted position by position. Tenant scoping is unchanged: the query is still built
  * through a TenantScope. `build` must use every value only as a query parameter (no branching on
- * values; make one prepared query per shape).
+ * values; make one prepared query per shape) — except the values named in `literals`, which
+ * `build` receives for real and writes into the SQL with `sql.lit` (one statement per distinct
+ * value, at most 256): SQLite plans `limit 20` better than `limit ?` (docs/performance.md).
+ *
+ * On PostgreSQL the statement is also named (db/pg-adapter.ts), so each connection parses and
+ * plans it once instead of on every execution.
  */
 export function preparedQuery<P extends Record<string, unknown>, Q extends Compilable<unknown>>(
   build: (scope: TenantScope, values: Placeholders<P>) => Q,
+  options: { literals?: readonly (keyof P & string)[] } = {},
 ) {
-  const compiled = new Map<Engine, { sql: string; slots: (string | { constant: unknown })[] }>();
+  const literals = options.literals ?? [];
+  const compiled = new Map<string, Compiled>();
 
-  function compile(db: Kysely<DB>, engine: Engine) {
-    const placeholders = new Proxy({} as Placeholders<P>, { get: (_t, key) => `${SENTINEL}${String(key)}` });
+  function compile(db: Kysely<DB>, engine: Engine, values: P, variant: string): Compiled {
+    const placeholders = new Proxy({} as Placeholders<P>, {
+      get: (_t, key) =>
+        literals.includes(key as keyof P & string) ? values[key as keyof P] : `${SENTINEL}${String(key)}`,
+    });
     const query = build(new TenantScope(db, engine, TENANT), placeholders).compile();
     const slots = query.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
     );
     const entry = { sql: query.sql, slots };
-    compiled.set(engine, entry);
+    if (engine === 'postgres') nameStatement(query.sql);
+    if (compiled.size < MAX_VARIANTS) compiled.set(variant, entry);
     return entry;
   }
 
   return async function execute(scope: TenantScope, values: P): Promise<InferResult<Q>> {
-    const entry = compiled.get(scope.engine) ?? compile(scope.unscopedDb(), scope.engine);
-    const parameters = entry.slots.map((slot) =>
-      typeof slot === 'string' ? (slot === 'tenantId' ? scope.tenantId : values[slot]) : slot.constant,
-    );
+    let variant: string = scope.engine;
+    for (let i = 0; i < literals.length; i++) variant += `\u0001${String(values[literals[i]!])}`;
+    const entry = compiled.get(variant) ?? compile(scope.unscopedDb(), scope.engine, values, variant);
+    const slots = entry.slots;
+    const parameters = new Array<unknown>(slots.length);
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      parameters[i] = typeof slot === 'string' ? (slot === 'tenantId' ? scope.tenantId : values[slot]) : slot.constant;
+    }
     const result = await scope.unscopedDb().executeQuery(CompiledQuery.raw(entry.sql, parameters));
     return result.rows as InferResult<Q>;
   };

@@ -341,11 +341,18 @@ export interface AccountsTable {
   latest_activity_at: Timestamp | null;
 }
 
+/** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
+export interface PageCountsTable {
+  tenant_id: string;
+  visible: number;
+}
+
 export interface DB {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
+  page_counts: PageCountsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
   accounts: AccountsTable;

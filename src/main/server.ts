@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { connectDatabase, sqliteFileIn } from '../db/connect.js';
@@ -7,8 +8,13 @@ import { systemClock } from '../lib/clock.js';
 import { modules } from '../modules/index.js';
 import { maintenanceWorker } from '../workers/maintenance.js';
 import { WorkerRunner } from '../workers/runner.js';
+import { CrossProcessWakeups } from '../workers/wakeups.js';
 
-/** The service process: config from the environment, migrate, serve, run workers, drain on SIGTERM. */
+/**
+ * The service process: config from the environment, migrate, serve, run workers, drain on SIGTERM.
+ * With WEB_CONCURRENCY=N (PostgreSQL) this process is the primary: it migrates once, then runs N
+ * copies of itself (node:cluster) that share the port, and restarts one that dies.
+ */
 async function main() {
   let config;
   try {
@@ -22,14 +28,23 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
-  const applied = await migrateToLatest(database);
-  logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');
+  if (cluster.isPrimary) {
+    const applied = await migrateToLatest(database);
+    logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');
+    if (config.webConcurrency > 1) {
+      await database.close();
+      return runPrimary(config.webConcurrency, config.shutdownGraceMs, logger);
+    }
+  }
 
-  const workers = new WorkerRunner({ database, config, clock: systemClock, logger }, [
-    (ctx) => [maintenanceWorker(ctx)],
-    ...modules.flatMap((m) => (m.workers ? [m.workers] : [])),
-  ]);
+  const wakeups = new CrossProcessWakeups(database, logger);
+  const workers = new WorkerRunner(
+    { database, config, clock: systemClock, logger },
+    [(ctx) => [maintenanceWorker(ctx)], ...modules.flatMap((m) => (m.workers ? [m.workers] : []))],
+    { publish: wakeups.publish },
+  );
   const app = await buildApp({ config, database, logger, clock: systemClock, notify: workers.notify });
+  await wakeups.start(workers.wake);
   await app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) workers.start();
 
@@ -46,6 +61,7 @@ async function main() {
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       await workers.stop(); // finishes the unit of work in hand
+      await wakeups.stop();
       await database.close();
       logger.info('stopped');
       process.exit(0);
@@ -56,6 +72,38 @@ async function main() {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The primary of WEB_CONCURRENCY > 1: forks the server processes, replaces dead ones, drains them on SIGTERM. */
+function runPrimary(count: number, graceMs: number, logger: ReturnType<typeof createLogger>) {
+  let stopping = false;
+  const fork = () =>
+    cluster.fork().on('exit', (code, signal) => {
+      if (stopping) return;
+      logger.error({ code, signal }, 'a server process died; starting another');
+      setTimeout(fork, 1000).unref();
+    });
+  for (let i = 0; i < count; i++) fork();
+  logger.info({ processes: count }, 'server processes started (WEB_CONCURRENCY)');
+
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining the server processes');
+    // Each process drains its own requests and workers within SHUTDOWN_GRACE_MS, then exits.
+    setTimeout(() => process.exit(1), graceMs + 5000).unref();
+    const alive = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined && !w.isDead());
+    let left = alive.length;
+    if (left === 0) process.exit(0);
+    for (const worker of alive) {
+      worker!.once('exit', () => {
+        if (--left === 0) process.exit(0);
+      });
+      worker!.process.kill(signal);
+    }
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err: unknown) => {

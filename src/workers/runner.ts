@@ -9,7 +9,15 @@ export class WorkerRunner {
   readonly #workers: BackgroundWorker[];
   readonly #logger: Logger;
 
-  constructor(base: Omit<WorkerContext, 'notify'>, factories: WorkerFactory[]) {
+  readonly #publish: (channel: string) => void;
+
+  /** `publish` also tells other processes (see wakeups.ts) when a worker or request queues work. */
+  constructor(
+    base: Omit<WorkerContext, 'notify'>,
+    factories: WorkerFactory[],
+    options: { publish?: (channel: string) => void } = {},
+  ) {
+    this.#publish = options.publish ?? (() => {});
     const ctx: WorkerContext = { ...base, notify: (channel) => this.notify(channel) };
     this.#logger = ctx.logger;
     this.#workers = factories.flatMap((make) => make(ctx));
@@ -22,7 +30,14 @@ export class WorkerRunner {
     }
   }
 
+  /** Work was queued on `channel` here: wake this process's workers and tell the others. */
   notify = (channel: string): void => {
+    this.wake(channel);
+    this.#publish(channel);
+  };
+
+  /** Wakes this process's workers listening on `channel`. */
+  wake = (channel: string): void => {
     for (const worker of this.#workers) if (worker.channels?.includes(channel)) worker.wake();
   };
 

@@ -5,6 +5,7 @@ import * as m0003 from './0003-audiences.js';
 import * as m0004 from './0004-assets-topics.js';
 import * as m0005 from './0005-webhooks.js';
 import * as m0006 from './0006-page-runtime.js';
+import * as m0009 from './0009-performance.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004-assets-topics': m0004,
   '0005-webhooks': m0005,
   '0006-page-runtime': m0006,
+  '0009-performance': m0009,
 };

@@ -1,24 +1,87 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal, VerifyApiKey } from '../../auth/api-key-verifier.js';
 import { TenantScope } from '../../db/tenant-scope.js';
-import type { VerifyApiKey } from '../../auth/api-key-verifier.js';
 import { AppError } from '../errors.js';
+
+/** What the auth hook needs of the key verifier (src/auth/api-key-verifier.ts). */
+export interface KeyAuthenticator {
+  /** A recent answer for this key, without waiting; undefined when it must be looked up. */
+  cached(apiKey: string): Principal | null | undefined;
+  verify: VerifyApiKey;
+  /** Whether the key was valid when last seen (an address over its failure limit may still use it). */
+  wasValid(apiKey: string): boolean;
+}
+
+/** What the auth hook needs of the failed-authentication limit per client address. */
+export interface FailureLimit {
+  readonly enabled: boolean;
+  /** Seconds until the address may try an unknown key again; 0 when it may now. */
+  retryAfter(address: string): number;
+  fail(address: string): void;
+}
 
 /**
  * Authenticates every request of the enclosing scope (all of /v0) by its `x-api-key` and attaches
- * the tenant's scope: from here on, every query a handler makes is confined to that tenant.
+ * the tenant's scope: from here on, every query a handler makes is confined to that tenant. A key
+ * seen in the last second is answered from memory (no hash, no query, no promise); an address
+ * that keeps presenting invalid keys gets 429 instead of more look-ups (docs/api.md).
  */
-export function registerApiKeyAuth(app: FastifyInstance, verify: VerifyApiKey) {
+export function registerApiKeyAuth(app: FastifyInstance, auth: { verifier: KeyAuthenticator; failures: FailureLimit }) {
   const { database } = app.ctx;
+  const { verifier, failures } = auth;
+  // One scope per principal (principals are shared by every request of a cached key).
+  const scopes = new WeakMap<Principal, TenantScope>();
+  const accept = (request: FastifyRequest, principal: Principal) => {
+    let scope = scopes.get(principal);
+    if (scope === undefined) {
+      scope = new TenantScope(database.kysely, database.engine, principal.tenantId);
+      scopes.set(principal, scope);
+    }
+    request.principal = principal;
+    request.scope = scope;
+  };
+  const refuse = (request: FastifyRequest) => {
+    failures.fail(request.ip);
+    return new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
+  };
+
   app.decorateRequest('principal', null as never);
   app.decorateRequest('scope', null as never);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const key = request.headers['x-api-key'];
     if (typeof key !== 'string' || key.length === 0) {
-      throw new AppError('missing_api_key', 'Send your API key in the x-api-key header.');
+      done(new AppError('missing_api_key', 'Send your API key in the x-api-key header.'));
+      return;
     }
-    const principal = await verify(key);
-    if (principal === null) throw new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
-    request.principal = principal;
-    request.scope = new TenantScope(database.kysely, database.engine, principal.tenantId);
+    const cached = verifier.cached(key);
+    if (cached) {
+      accept(request, cached);
+      done();
+      return;
+    }
+    if (failures.enabled && !verifier.wasValid(key)) {
+      const retryAfter = failures.retryAfter(request.ip);
+      if (retryAfter > 0) {
+        reply.header('retry-after', String(retryAfter));
+        done(
+          new AppError(
+            'rate_limited',
+            `Too many requests with invalid API keys from this address; retry after ${retryAfter} s.`,
+          ),
+        );
+        return;
+      }
+    }
+    if (cached === null) {
+      done(refuse(request));
+      return;
+    }
+    verifier.verify(key).then((principal) => {
+      if (principal === null) done(refuse(request));
+      else {
+        accept(request, principal);
+        done();
+      }
+    }, done);
   });
 }

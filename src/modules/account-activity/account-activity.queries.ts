@@ -1,3 +1,4 @@
+import { preparedQuery } from '../../db/prepared.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 
 /**
@@ -7,13 +8,19 @@ import type { TenantScope } from '../../db/tenant-scope.js';
  */
 
 /** Moves the account's latestActivityAt forward to `at` (never back). */
-export async function recordAccountActivity(scope: TenantScope, domain: string, at: string) {
-  await scope
+// Run by every person-log write: prepared once (ADR 0002).
+const moveActivityForward = preparedQuery((scope, p: { domain: string; at: string }) =>
+  scope
     .updateTable('accounts')
-    .set({ latest_activity_at: at })
-    .where('accounts.domain', '=', domain)
-    .where((eb) => eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', at)]))
-    .execute();
+    .set({ latest_activity_at: p.at })
+    .where('accounts.domain', '=', p.domain)
+    .where((eb) =>
+      eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', p.at)]),
+    ),
+);
+
+export async function recordAccountActivity(scope: TenantScope, domain: string, at: string) {
+  await moveActivityForward(scope, { domain, at });
 }
 
 /** The newest log entry of any person linked to `domain` (for an account created after the fact). */

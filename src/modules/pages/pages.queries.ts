@@ -1,4 +1,4 @@
-import type { Insertable, Updateable } from 'kysely';
+import { sql, type Insertable, type Updateable } from 'kysely';
 import { forUpdate, substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
@@ -36,32 +36,56 @@ function visiblePages(scope: TenantScope) {
   return scope.selectFrom('pages').where('pages.deleted_at', 'is', null);
 }
 
-// Listing is the lightest authenticated read and the hottest path: its queries are prepared once.
-const firstPageOfPages = preparedQuery((scope, p: { limit: number }) =>
-  visiblePages(scope).select(PAGE_COLUMNS).orderBy('pages.id', 'desc').limit(p.limit),
-);
-const nextPageOfPages = preparedQuery((scope, p: { limit: number; afterId: string }) =>
-  visiblePages(scope)
-    .select(PAGE_COLUMNS)
-    .where(keysetAfter(NEWEST_FIRST, [p.afterId]))
-    .orderBy('pages.id', 'desc')
-    .limit(p.limit),
-);
-const countVisiblePages = preparedQuery((scope) =>
-  visiblePages(scope).select((eb) => eb.fn.countAll<number>().as('count')),
-);
+/** The exact number of the tenant's visible pages: one row kept by triggers (migration 0009). */
+function visibleCount(scope: TenantScope) {
+  return scope.selectFrom('page_counts').select('page_counts.visible');
+}
 
-/** The newest visible pages after the cursor. The caller counts exactly (countPages). */
-export async function listPages(scope: TenantScope, window: KeysetWindow) {
+// Listing is the lightest authenticated read and the hottest path: its queries are prepared once
+// per limit (a literal LIMIT: see docs/performance.md), and each row carries the exact count, so
+// a page and its totalCount are one statement (one round trip on PostgreSQL).
+const firstPageOfPages = preparedQuery(
+  (scope, p: { limit: number }) =>
+    visiblePages(scope)
+      .select(PAGE_COLUMNS)
+      .select(visibleCount(scope).as('total_count'))
+      .orderBy('pages.id', 'desc')
+      .limit(sql.lit(p.limit)),
+  { literals: ['limit'] },
+);
+const nextPageOfPages = preparedQuery(
+  (scope, p: { limit: number; afterId: string }) =>
+    visiblePages(scope)
+      .select(PAGE_COLUMNS)
+      .select(visibleCount(scope).as('total_count'))
+      .where(keysetAfter(NEWEST_FIRST, [p.afterId]))
+      .orderBy('pages.id', 'desc')
+      .limit(sql.lit(p.limit)),
+  { literals: ['limit'] },
+);
+const countVisiblePages = preparedQuery((scope) => visibleCount(scope));
+
+/**
+ * The newest visible pages after the cursor, and the exact count of the tenant's visible pages
+ * (read in the same statement, so both come from one snapshot).
+ */
+export async function listPages(
+  scope: TenantScope,
+  window: KeysetWindow,
+): Promise<{ rows: PageRow[]; totalCount: number }> {
   const limit = rowsToFetch(window, true);
-  return window.after
-    ? nextPageOfPages(scope, { limit, afterId: String(window.after[0]) })
-    : firstPageOfPages(scope, { limit });
+  const rows = window.after
+    ? await nextPageOfPages(scope, { limit, afterId: String(window.after[0]) })
+    : await firstPageOfPages(scope, { limit });
+  if (rows.length === 0) return { rows: [], totalCount: window.after ? await countPages(scope) : 0 };
+  // Rows keep their total_count column (toPage reads only its own fields; deleting a property
+  // would turn every row into a slow dictionary-mode object).
+  return { rows, totalCount: Number(rows[0]!.total_count ?? 0) };
 }
 
 export async function countPages(scope: TenantScope): Promise<number> {
   const [row] = await countVisiblePages(scope, {});
-  return Number(row?.count ?? 0);
+  return Number(row?.visible ?? 0);
 }
 
 export async function searchPages(scope: TenantScope, text: string, window: KeysetWindow) {

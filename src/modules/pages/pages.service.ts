@@ -44,7 +44,7 @@ export function toPage(row: q.PageRow): Page {
 }
 
 export async function listPages(scope: TenantScope, window: KeysetWindow) {
-  const [rows, totalCount] = await Promise.all([q.listPages(scope, window), q.countPages(scope)]);
+  const { rows, totalCount } = await q.listPages(scope, window);
   return { items: rows.map(toPage), totalCount };
 }
 

@@ -25,6 +25,42 @@ async function getPage(tenant: Tenant, pageId: string) {
 }
 
 describe('GET /v0/pages', () => {
+  it('keeps totalCount exact through soft deletes, restores and removals, whoever writes them', async () => {
+    const tenant = await t.createTenant();
+    const total = async (url = '/v0/pages?limit=1') =>
+      (await t.request(tenant, { method: 'GET', url })).json().totalCount as number;
+    expect(await total()).toBe(0);
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await makePage(tenant.scope, t.clock, { name: `P${i}` }));
+    await makePage(tenant.scope, t.clock, { name: 'Born deleted', deleted: true });
+    expect(await total()).toBe(5);
+    // Written straight to the table (as an operator script would): the count follows.
+    const db = t.database.kysely;
+    await db.updateTable('pages').set({ deleted_at: t.clock.now().toISOString() }).where('id', '=', ids[0]!).execute();
+    await db.updateTable('pages').set({ name: 'Renamed' }).where('id', '=', ids[1]!).execute();
+    expect(await total()).toBe(4);
+    await db.updateTable('pages').set({ deleted_at: null }).where('id', '=', ids[0]!).execute();
+    expect(await total()).toBe(5);
+    await db.deleteFrom('pages').where('id', '=', ids[2]!).execute();
+    expect(await total()).toBe(4);
+    // A rolled-back write leaves it as it was.
+    await expect(
+      tenant.scope.transaction(async (tx) => {
+        await makePage(tx, t.clock, { name: 'Rolled back' });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await total()).toBe(4);
+    // Every page of a walk carries the same exact count, and past the end too.
+    const first = (await t.request(tenant, { method: 'GET', url: '/v0/pages?limit=3' })).json();
+    expect(first.totalCount).toBe(4);
+    const second = (
+      await t.request(tenant, { method: 'GET', url: `/v0/pages?limit=3&cursor=${first.nextCursor}` })
+    ).json();
+    expect(second).toMatchObject({ totalCount: 4, hasMore: false });
+    expect(second.items).toHaveLength(1);
+  });
+
   it('lists only the tenant’s visible pages, newest first, with an exact totalCount', async () => {
     const tenant = await t.createTenant();
     const older = await makePage(tenant.scope, t.clock, { name: 'Older' });

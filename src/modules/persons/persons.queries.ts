@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import { substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
@@ -25,40 +26,78 @@ const NEWEST_FIRST = [{ ref: 'persons.id', direction: 'desc' as const }];
 export type PersonRow = Awaited<ReturnType<typeof findPerson>> & {};
 export type NewPersonRow = Omit<Insertable<PersonsTable>, 'tenant_id'>;
 
+// Read on every GET /v0/persons/{id} and every person-log write: prepared once (ADR 0002).
+const personById = preparedQuery((scope, p: { personId: string }) =>
+  scope.selectFrom('persons').select(PERSON_COLUMNS).where('persons.id', '=', p.personId),
+);
+
 export async function findPerson(scope: TenantScope, personId: string) {
-  return scope.selectFrom('persons').select(PERSON_COLUMNS).where('persons.id', '=', personId).executeTakeFirst();
+  const [row] = await personById(scope, { personId });
+  return row;
 }
 
-export interface Identity {
+// A type (not an interface) so that it can be a prepared query's values.
+export type Identity = {
   emailNormalized: string | null;
   phoneNumber: string | null;
   socialNormalized: string | null;
+};
+
+type IdentityKey = keyof Identity;
+const IDENTITY_COLUMNS = [
+  ['emailNormalized', 'persons.email_normalized'],
+  ['phoneNumber', 'persons.phone_number'],
+  ['socialNormalized', 'persons.social_profile_normalized'],
+] as const;
+
+// One prepared statement per combination of identities given (at most 7): every person-log write
+// runs this look-up, and building it with Kysely each time cost more than running it.
+const byIdentityShapes = new Map<string, ReturnType<typeof identityLookup>>();
+function identityLookup(keys: readonly IdentityKey[]) {
+  return preparedQuery((scope, p: Identity) =>
+    scope
+      .selectFrom('persons')
+      .select(PERSON_COLUMNS)
+      .where((eb) =>
+        eb.or(IDENTITY_COLUMNS.filter(([key]) => keys.includes(key)).map(([key, column]) => eb(column, '=', p[key]))),
+      ),
+  );
 }
 
 /** Every person holding any of the identities (at most three rows: they are unique per tenant). */
 export async function findByIdentity(scope: TenantScope, identity: Identity): Promise<PersonRow[]> {
-  return scope
-    .selectFrom('persons')
-    .select(PERSON_COLUMNS)
-    .where((eb) => {
-      const any = [];
-      if (identity.emailNormalized !== null) any.push(eb('persons.email_normalized', '=', identity.emailNormalized));
-      if (identity.phoneNumber !== null) any.push(eb('persons.phone_number', '=', identity.phoneNumber));
-      if (identity.socialNormalized !== null)
-        any.push(eb('persons.social_profile_normalized', '=', identity.socialNormalized));
-      return eb.or(any);
-    })
-    .execute();
+  const keys = IDENTITY_COLUMNS.map(([key]) => key).filter((key) => identity[key] !== null);
+  if (keys.length === 0) return [];
+  const shape = keys.join(',');
+  let lookup = byIdentityShapes.get(shape);
+  if (lookup === undefined) byIdentityShapes.set(shape, (lookup = identityLookup(keys)));
+  return lookup(scope, identity);
 }
 
-/** Inserts unless it would break a unique identity or the slug; returns whether it did. */
-export async function insertPersonIfNew(scope: TenantScope, row: NewPersonRow): Promise<boolean> {
-  const inserted = await scope
-    .insertInto('persons', row)
+const insertPersonUnlessTaken = preparedQuery((scope, p: Required<NewPersonRow>) =>
+  scope
+    .insertInto('persons', {
+      id: p.id,
+      name: p.name,
+      email: p.email,
+      email_normalized: p.email_normalized,
+      domain: p.domain,
+      phone_number: p.phone_number,
+      social_profile_url: p.social_profile_url,
+      social_profile_normalized: p.social_profile_normalized,
+      slug: p.slug,
+      account_domain: p.account_domain,
+      created_at: p.created_at,
+      updated_at: p.updated_at,
+    })
     .onConflict((oc) => oc.doNothing())
-    .returning('persons.id')
-    .executeTakeFirst();
-  return inserted !== undefined;
+    .returning('persons.id'),
+);
+
+/** Inserts unless it would break a unique identity or the slug; returns whether it did. */
+export async function insertPersonIfNew(scope: TenantScope, row: Required<NewPersonRow>): Promise<boolean> {
+  const inserted = await insertPersonUnlessTaken(scope, row);
+  return inserted.length > 0;
 }
 
 export async function insertPersons(scope: TenantScope, rows: NewPersonRow[]) {

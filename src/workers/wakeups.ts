@@ -1,0 +1,64 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/connect.js';
+
+/**
+ * Wake-ups across processes (WEB_CONCURRENCY > 1, or several hosts) on PostgreSQL: a commit that
+ * queues work wakes the workers of its own process at once, and `publish` tells the others with
+ * NOTIFY, so no process waits for its next poll. Each process LISTENs on one channel per database
+ * schema; the payload is `<pid>:<worker channel>`, and a process ignores its own messages. NOTIFY
+ * is best effort: workers still poll, so a lost message only delays work. On SQLite there is one
+ * process and nothing to do.
+ */
+export class CrossProcessWakeups {
+  readonly #database: Database;
+  readonly #logger: Logger;
+  #channel: string | null = null;
+  #stop: (() => Promise<void>) | null = null;
+  #pending = new Set<string>();
+  #flushing = false;
+  readonly #id: string;
+
+  /** `id` names this process in the payload (its pid by default). */
+  constructor(database: Database, logger: Logger, id: string = String(process.pid)) {
+    this.#database = database;
+    this.#logger = logger;
+    this.#id = id;
+  }
+
+  /** Starts listening; `wake(channel)` is called for every worker channel another process published. */
+  async start(wake: (channel: string) => void): Promise<void> {
+    if (this.#database.engine !== 'postgres' || !this.#database.listen) return;
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(this.#database.kysely);
+    this.#channel = `aps_wake_${rows[0]!.schema}`.slice(0, 63);
+    const self = `${this.#id}:`;
+    this.#stop = await this.#database.listen(this.#channel, (payload) => {
+      if (!payload.startsWith(self)) wake(payload.slice(payload.indexOf(':') + 1));
+    });
+  }
+
+  /** Tells the other processes that work is queued on `channel` (coalesced within one turn). */
+  publish = (channel: string): void => {
+    if (this.#channel === null) return;
+    this.#pending.add(channel);
+    if (this.#flushing) return;
+    this.#flushing = true;
+    setImmediate(() => {
+      this.#flushing = false;
+      const channels = [...this.#pending];
+      this.#pending.clear();
+      for (const c of channels) {
+        sql`select pg_notify(${this.#channel}, ${`${this.#id}:${c}`})`
+          .execute(this.#database.kysely)
+          .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'));
+      }
+    });
+  };
+
+  async stop(): Promise<void> {
+    const stop = this.#stop;
+    this.#stop = null;
+    this.#channel = null;
+    await stop?.();
+  }
+}
