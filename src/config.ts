@@ -29,6 +29,12 @@ export interface Config {
   /** Whether this process runs the background workers (version generation, webhook delivery). */
   readonly runWorkers: boolean;
   /**
+   * Run the background workers on their own thread (worker_threads) with their own database
+   * connection, so that their synchronous SQLite work and commits never hold the event loop that
+   * answers requests. Defaults to on with SQLite; PostgreSQL I/O is asynchronous already.
+   */
+  readonly workersThread: boolean;
+  /**
    * Where uploaded file bytes live: `disk` (a folder under `dataDir`) or `database` (a table every
    * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
    */
@@ -167,6 +173,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
     runWorkers: bool('RUN_WORKERS', true),
+    workersThread: bool('WORKERS_THREAD', databaseUrl === null),
     fileStorage,
     publicBaseUrl,
     webhookSecretKeys: Object.freeze(webhookSecretKeys),
