@@ -57,6 +57,8 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Days that events, deliveries and attempts are kept. */
   readonly webhookRetentionDays: number;
+  /** The most (not deleted) webhook subscriptions one tenant may have. */
+  readonly webhookSubscriptionsPerTenant: number;
   /**
    * Page visit events (collection endpoint) per second per client address; bursts of 5× are
    * allowed. 0 turns the limit off.
@@ -181,6 +183,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+    webhookSubscriptionsPerTenant: int('WEBHOOK_SUBSCRIPTIONS_PER_TENANT', 20, 1, 1_000),
     pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
     pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
     pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),

@@ -268,6 +268,8 @@ export interface WebhookSubscriptionsTable {
   failing_since: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Deleted over the API: invisible everywhere, and inactive (the row stays for its deliveries). */
+  deleted_at: Timestamp | null;
 }
 
 export interface WebhookDeliveriesTable {
