@@ -226,6 +226,43 @@ describe('POST /v0/page_links (extension)', () => {
   });
 });
 
+describe('page links: concurrent writes to one free path', () => {
+  it('creates one link; every loser gets page_link_path_taken naming the winner', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        t.request(alice, {
+          method: 'POST',
+          url: '/v0/page_links',
+          payload: {
+            path: '/race/create',
+            tenantDomainId: domain,
+            target: { targetType: 'audience', audienceId: audience },
+          },
+        }),
+      ),
+    );
+    const created = results.filter((r) => r.statusCode === 201);
+    expect(created).toHaveLength(1);
+    const winner = created[0]!.json().pageLinkId;
+    for (const res of results.filter((r) => r.statusCode !== 201)) {
+      expect(res.statusCode).toBe(409);
+      expect(problem(res)).toMatchObject({ code: 'page_link_path_taken', conflictingPageLinkId: winner });
+    }
+  });
+
+  it('moves one link onto the path; every loser gets page_link_path_taken naming the winner', async () => {
+    const movers = await Promise.all(Array.from({ length: 16 }, () => link()));
+    const results = await Promise.all(movers.map((id) => patch(alice, id, { path: '/race/patch' })));
+    const moved = results.filter((r) => r.statusCode === 200);
+    expect(moved).toHaveLength(1);
+    const winner = moved[0]!.json().pageLinkId;
+    for (const res of results.filter((r) => r.statusCode !== 200)) {
+      expect(res.statusCode).toBe(409);
+      expect(problem(res)).toMatchObject({ code: 'page_link_path_taken', conflictingPageLinkId: winner });
+    }
+  });
+});
+
 describe('GET and DELETE /v0/page_links (extension)', () => {
   it('lists live links newest first, filtered by audience; a deleted link is gone everywhere', async () => {
     const carol = await t.createTenant('Carol');
