@@ -4,7 +4,7 @@ import type { Database } from '../../src/db/connect.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { domainEnricher } from '../../src/modules/enrichment/enrichment.enricher.js';
-import { enqueueEnrichment } from '../../src/modules/enrichment/index.js';
+import { enqueueEnrichment, type EnrichmentRequest } from '../../src/modules/enrichment/index.js';
 import {
   processNextEnrichment,
   type EnrichmentDeps,
@@ -25,21 +25,16 @@ export async function submitForEnrichment(
 ): Promise<{ personId: string; formSubmissionId: string }> {
   const personId = await makePerson(tenant.scope, clock, { email: options.personEmail ?? email });
   const formSubmissionId = typeid('formsub').toString();
-  await tenant.scope.transaction((tx) =>
-    enqueueEnrichment(
-      tx,
-      {
-        formSubmissionId,
-        personId,
-        email,
-        name: options.name ?? null,
-        company: options.company ?? null,
-        pageId: newId('page'),
-        audienceId: newId('audience'),
-      },
-      clock,
-    ),
-  );
+  const request: EnrichmentRequest = {
+    formSubmissionId,
+    personId,
+    email,
+    name: options.name ?? null,
+    company: options.company ?? null,
+    pageId: newId('page'),
+    audienceId: newId('audience'),
+  };
+  await tenant.scope.transaction((tx) => enqueueEnrichment(tx, request, clock));
   return { personId, formSubmissionId };
 }
 

@@ -7,14 +7,17 @@ import {
   submitForEnrichment,
 } from '../../../test/factories/enrichment.js';
 import { makePerson } from '../../../test/factories/persons.js';
-import { ENGINE, useTestApp } from '../../../test/harness.js';
+import { pino } from 'pino';
+import { ENGINE, testConfig, useTestApp } from '../../../test/harness.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { newId } from '../../lib/ids.js';
 import { ensureAccount } from '../accounts/index.js';
 import { patchPerson } from '../persons/index.js';
 import { companyDomainOfEmail, type Enricher } from './enrichment.enricher.js';
 import { claimJob, completeJob, enqueueEnrichment } from './enrichment.jobs.js';
+import { enrichmentModule } from './enrichment.module.js';
 import { processNextEnrichment } from './enrichment.worker.js';
+import { ENRICHMENT_CHANNEL } from './index.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
@@ -222,15 +225,21 @@ describe('exactly one terminal event per job', () => {
     expect(await jobOf(t.database, formSubmissionId)).toMatchObject({ status: 'enriched', attempts: 2 });
   });
 
-  it('a slow worker whose lease was taken over finishes nothing', async () => {
+  it('a slow worker whose lease was taken over finishes nothing, even while the new holder still works', async () => {
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'slow@slow-corp.example');
     const slow = gatedEnricher();
     const first = processNextEnrichment(deps({ enricher: slow.enricher }));
     while (slow.calls() === 0) await new Promise((r) => setTimeout(r, 5));
     t.clock.advance(30_001);
-    expect(await drainEnrichment(deps())).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    const takeover = gatedEnricher();
+    const second = processNextEnrichment(deps({ enricher: takeover.enricher }));
+    while (takeover.calls() === 0) await new Promise((r) => setTimeout(r, 5));
+
     slow.open();
     expect(await first).toEqual({ formSubmissionId, result: 'stale' });
+    expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(0);
+    takeover.open();
+    expect(await second).toEqual({ formSubmissionId, result: 'enriched' });
     expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(1);
   });
 
@@ -275,5 +284,29 @@ describe('exactly one terminal event per job', () => {
       .where('domain', 'like', 'race%')
       .execute();
     expect(accounts).toHaveLength(10);
+  });
+});
+
+describe('the worker', () => {
+  it('is registered by the module, wakes on ENRICHMENT_CHANNEL and finishes queued jobs', async () => {
+    const [worker] = enrichmentModule.workers!({
+      database: t.database,
+      config: testConfig(t.database.env),
+      clock: t.clock,
+      logger: pino({ level: 'silent' }),
+      notify: () => {},
+    });
+    expect(worker!.channels).toEqual([ENRICHMENT_CHANNEL]);
+    worker!.start();
+    try {
+      const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'woken@wake-corp.example');
+      worker!.wake();
+      for (let i = 0; i < 200 && (await enrichmentEvents(t.database, formSubmissionId)).length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect((await enrichmentEvents(t.database, formSubmissionId)).map((e) => e.type)).toEqual(['form.enriched']);
+    } finally {
+      await worker!.stop();
+    }
   });
 });
