@@ -83,6 +83,7 @@ export async function claimJob(
   formSubmissionId: string,
   leaseMs: number,
   maxAttempts = MAX_ENRICHMENT_ATTEMPTS,
+  provider = 'domain',
 ): Promise<ClaimedJob | null> {
   const job = await q.findJob(tx, formSubmissionId, { lock: true });
   if (job === undefined || (job.status !== 'queued' && job.status !== 'processing')) return null;
@@ -90,7 +91,7 @@ export async function claimJob(
   if (job.available_at > now.toISOString()) return null;
   if (job.status === 'processing' && job.attempts >= maxAttempts) {
     await finishFailed(tx, clock, job, job.lease_token, {
-      provider: job.provider ?? 'domain',
+      provider,
       reason: 'enrichment_interrupted',
       detail: `the worker's lease expired on all ${job.attempts} attempts`,
     });

@@ -51,7 +51,14 @@ export async function processNextEnrichment(deps: EnrichmentDeps): Promise<Enric
     return {
       tenantId: next.tenant_id,
       formSubmissionId: next.form_submission_id,
-      claim: await claimJob(tx, deps.clock, next.form_submission_id, deps.leaseMs, deps.maxAttempts),
+      claim: await claimJob(
+        tx,
+        deps.clock,
+        next.form_submission_id,
+        deps.leaseMs,
+        deps.maxAttempts,
+        deps.enricher.name,
+      ),
     };
   });
   if (claimed === null) return null;
