@@ -134,13 +134,13 @@ export function enrichmentWorker(ctx: WorkerContext): BackgroundWorker {
   const worker = pollingWorker({
     name: 'form-enrichment',
     channels: [ENRICHMENT_CHANNEL],
-    intervalMs: 1_000,
+    intervalMs: 5_000,
     logger: ctx.logger,
     tick: async () => {
-      const steps = await Promise.all(
-        Array.from({ length: ENRICHMENT_PARALLEL_JOBS }, () => processNextEnrichment(deps)),
-      );
-      return steps.some((step) => step !== null);
+      // One look first: an idle queue costs one short transaction per wake-up or poll, not eight.
+      if ((await processNextEnrichment(deps)) === null) return false;
+      await Promise.all(Array.from({ length: ENRICHMENT_PARALLEL_JOBS - 1 }, () => processNextEnrichment(deps)));
+      return true;
     },
   });
   return {
