@@ -60,6 +60,15 @@ export interface Config {
   /** The most (not deleted) webhook subscriptions one tenant may have. */
   readonly webhookSubscriptionsPerTenant: number;
   /**
+   * The enrichment provider (`http` enricher) form submissions are sent to; null: the built-in
+   * `domain` enricher alone. Reached through the webhooks' SSRF policy.
+   */
+  readonly enrichmentUrl: string | null;
+  /** Sent to the provider as `Authorization: Bearer …` when set. */
+  readonly enrichmentToken: string | null;
+  /** How long one provider request may take, connection to last byte. */
+  readonly enrichmentTimeoutMs: number;
+  /**
    * Page visit events (collection endpoint) per second per client address; bursts of 5× are
    * allowed. 0 turns the limit off.
    */
@@ -156,6 +165,19 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   }
 
+  const enrichmentUrl = env.ENRICHMENT_URL?.trim() || null;
+  if (enrichmentUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(enrichmentUrl);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password) {
+      problems.push(`ENRICHMENT_URL must be an http(s) URL without credentials, got "${enrichmentUrl}"`);
+    }
+  }
+
   const trustRaw = env.TRUST_PROXY?.trim().toLowerCase() ?? '';
   let trustProxy: boolean | number = false;
   if (/^\d{1,2}$/.test(trustRaw)) trustProxy = Number(trustRaw);
@@ -184,6 +206,9 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
     webhookSubscriptionsPerTenant: int('WEBHOOK_SUBSCRIPTIONS_PER_TENANT', 20, 1, 1_000),
+    enrichmentUrl,
+    enrichmentToken: env.ENRICHMENT_TOKEN?.trim() || null,
+    enrichmentTimeoutMs: int('ENRICHMENT_TIMEOUT_MS', 5_000, 100, 60_000),
     pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
     pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
     pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),

@@ -271,6 +271,7 @@ const TENANT_TABLES = [
   'webhook_subscriptions',
   'webhook_deliveries',
   'webhook_attempts',
+  'enrichment_jobs',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

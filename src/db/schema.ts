@@ -302,6 +302,33 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+export type EnrichmentJobStatus = 'queued' | 'processing' | 'enriched' | 'failed';
+
+/** One enrichment job per form submission (modules/enrichment). */
+export interface EnrichmentJobsTable {
+  form_submission_id: string;
+  tenant_id: string;
+  person_id: string;
+  page_id: string;
+  audience_id: string;
+  /** What the visitor typed, as submitted: the job's input even if the person changes meanwhile. */
+  email: string;
+  name: string | null;
+  company: string | null;
+  status: EnrichmentJobStatus;
+  /** Runs started, including ones lost to a crash. */
+  attempts: number;
+  lease_token: string | null;
+  /** While queued: when the next run is due; while processing: the end of the worker's lease. */
+  available_at: Timestamp;
+  provider: string | null;
+  failure_reason: string | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
 export interface PersonsTable {
   id: string;
   tenant_id: string;
@@ -374,6 +401,7 @@ export interface DB {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  enrichment_jobs: EnrichmentJobsTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */
