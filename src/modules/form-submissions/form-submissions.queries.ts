@@ -48,7 +48,13 @@ export async function findPageAndAudience(scope: TenantScope, pageId: string, au
     .innerJoin('pages', (join) =>
       join.onRef('pages.id', '=', 'audiences.page_id').onRef('pages.tenant_id', '=', 'audiences.tenant_id'),
     )
-    .select(['pages.id as page_id', 'pages.title as page_title', 'audiences.id as audience_id', 'audiences.computed_name', 'audiences.custom_name'])
+    .select([
+      'pages.id as page_id',
+      'pages.title as page_title',
+      'audiences.id as audience_id',
+      'audiences.computed_name',
+      'audiences.custom_name',
+    ])
     .where('audiences.id', '=', audienceId)
     .where('pages.id', '=', pageId)
     .executeTakeFirst();

@@ -108,7 +108,9 @@ export function readSubmission(body: Record<string, unknown>, minFillMs: number)
       ok: false,
       values,
       code: 'spam_suspected',
-      problems: [{ field: 'form', message: 'This looked automated and was not sent. Please wait a moment and try again.' }],
+      problems: [
+        { field: 'form', message: 'This looked automated and was not sent. Please wait a moment and try again.' },
+      ],
     };
   }
 
@@ -143,6 +145,12 @@ function validEmail(email: string): boolean {
  * field (email compared case-insensitively).
  */
 export function contentHash(pageId: string, audienceId: string, actionId: string, values: FormValues): string {
-  const parts = [pageId, audienceId, actionId, values.email.toLowerCase(), ...FORM_FIELDS.slice(1).map((f) => values[f])];
+  const parts = [
+    pageId,
+    audienceId,
+    actionId,
+    values.email.toLowerCase(),
+    ...FORM_FIELDS.slice(1).map((f) => values[f]),
+  ];
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }
