@@ -20,6 +20,12 @@ class WallClock extends TestClock {
   }
 }
 
+/** The part of a form.submitted payload the test reads. */
+interface FormSubmitted {
+  formSubmission: { formSubmissionId: string };
+  analyticsSessionId: string | null;
+}
+
 /** Screenshots of the form's states, to be looked at (not committed). */
 const SHOTS = path.join('/tmp', 'forms-screenshots');
 
@@ -92,7 +98,7 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
           'webhook-id': String(r.headers['webhook-id']),
           'webhook-timestamp': String(r.headers['webhook-timestamp']),
           'webhook-signature': String(r.headers['webhook-signature']),
-        }) as { type: string; data: Record<string, any> },
+        }) as { type: string; data: FormSubmitted },
     );
   }
 

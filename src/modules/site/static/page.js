@@ -236,9 +236,9 @@
     var box = form.parentNode;
     var visibleAt = null;
     var token = field(form, 'ap_token');
-    if (token && window.crypto && crypto.randomUUID) token.value = crypto.randomUUID();
+    if (token && window.crypto && window.crypto.randomUUID) token.value = window.crypto.randomUUID();
     if ('IntersectionObserver' in window) {
-      var observer = new IntersectionObserver(function (entries) {
+      var observer = new window.IntersectionObserver(function (entries) {
         entries.forEach(function (entry) {
           if (entry.isIntersecting && visibleAt === null) {
             visibleAt = Date.now();
