@@ -87,9 +87,6 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   const json = app.getDefaultJsonParser('error', 'error');
   // No parser-wide limit: each route says how large its body may be.
   app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, json);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
 
   const sendError = (reply: FastifyReply, status: number) =>
     reply
@@ -234,15 +231,20 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     return sendProblem(request, reply, new AppError('malformed_json', 'The form body could not be read.'));
   };
 
-  // A page's forms post to the page's own address (docs/forms.md).
-  app.route({
-    method: 'POST',
-    url: '/*',
-    constraints,
-    bodyLimit: FORM_BODY_LIMIT,
-    schema: { hide: true },
-    errorHandler: formErrors,
-    handler: async (request, reply) => submit(request, reply, requestHostname(request.headers.host) ?? ''),
+  // A page's forms post to the page's own address (docs/forms.md); only they take form bodies.
+  await app.register(async (forms) => {
+    forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    forms.route({
+      method: 'POST',
+      url: '/*',
+      constraints,
+      bodyLimit: FORM_BODY_LIMIT,
+      schema: { hide: true },
+      errorHandler: formErrors,
+      handler: async (request, reply) => submit(request, reply, requestHostname(request.headers.host) ?? ''),
+    });
   });
 
   // Everything else on a page host: only pages live here.
