@@ -167,6 +167,15 @@ describe('submitting without JavaScript', () => {
     expect((await rowCounts(alice)).form_submissions! - before.form_submissions!).toBe(2);
   });
 
+  it('accepts its own origin (the host decides; a TLS proxy may hide the scheme)', async () => {
+    const res = await post(
+      '/offers/acme',
+      { ...base, email: 'origin@acme.example' },
+      { headers: { origin: `https://${HOST}`, 'sec-fetch-site': 'same-origin' } },
+    );
+    expect(res.statusCode).toBe(303);
+  });
+
   it('shows the page again with inline errors and the values kept, escaped', async () => {
     const before = await rowCounts(alice);
     const res = await post('/offers/acme', {
@@ -345,6 +354,9 @@ describe('refusals: a clear answer, never a 5xx, nothing written', () => {
     const last = await post('/offers/acme', { ...base, email: 'flood@acme.example' }, { ip, type: 'application/json' });
     expect(last.statusCode).toBe(429);
     expect(last.headers['retry-after']).toBeDefined();
+    const page = await post('/offers/acme', { ...base, email: 'flood@acme.example' }, { ip });
+    expect(page.statusCode).toBe(429);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(await rowCounts(alice)).toEqual(before);
   });
 });

@@ -44,7 +44,14 @@ const mediaType = (request: FastifyRequest) =>
 export const wantsJson = (request: FastifyRequest) =>
   mediaType(request) === 'application/json' || (request.headers.accept ?? '').includes('application/json');
 
-const EMPTY: FormValues = { email: '', name: '', phoneNumber: '', company: '', message: '' };
+/** `host[:port]` of an Origin header, lowercase; null for `null` or anything unparseable. */
+function originHost(origin: string): string | null {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return null;
+  }
+}
 
 function refusal(code: string, status: number, problems: FieldProblem[]): AppError {
   const detail = problems.map((p) => p.message).join(' ');
@@ -71,12 +78,13 @@ export function formHandler(deps: FormDeps) {
     const json = wantsJson(request);
     const path = request.url.split('?', 1)[0]!;
 
-    // Only the page itself posts its form: browsers say where a request comes from.
+    // Only the page itself posts its form: browsers say where a request comes from. The Origin's
+    // host is compared (not its scheme: behind a TLS proxy this process may see plain http).
     const site = request.headers['sec-fetch-site'];
     const origin = request.headers.origin;
     if (
       (site !== undefined && site !== 'same-origin' && site !== 'none') ||
-      (origin !== undefined && origin !== deps.origin(request))
+      (origin !== undefined && originHost(origin) !== (request.headers.host ?? '').toLowerCase())
     ) {
       return sendProblem(
         request,
@@ -93,6 +101,17 @@ export function formHandler(deps: FormDeps) {
           'Send the form as application/x-www-form-urlencoded (a plain HTML form) or application/json.',
         ),
       );
+    }
+
+    // Before any database work: a flood costs the service as little as possible.
+    if (clients !== null) {
+      const taken = clients.take(request.ip);
+      if (!taken.ok) {
+        reply.header('retry-after', String(taken.retryAfterSeconds));
+        if (!json) return deps.sendError(reply, 429);
+        const message = `Too many forms sent from your address; please try again in ${taken.retryAfterSeconds} s.`;
+        return sendProblem(request, reply, new AppError('rate_limited', message));
+      }
     }
 
     const page = await pages.formPage(host, path);
@@ -129,17 +148,9 @@ export function formHandler(deps: FormDeps) {
         .header('content-type', 'text/html; charset=utf-8')
         .header('content-security-policy', csp)
         .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'strict-origin-when-cross-origin')
         .send(html);
     };
-
-    if (clients !== null) {
-      const taken = clients.take(request.ip);
-      if (!taken.ok) {
-        reply.header('retry-after', String(taken.retryAfterSeconds));
-        const message = `Too many forms sent from your address; please try again in ${taken.retryAfterSeconds} s.`;
-        return refuse(new AppError('rate_limited', message), EMPTY, [{ field: 'form', message }]);
-      }
-    }
 
     const reading = readSubmission(fields, deps.minFillMs);
     if (!reading.ok) {
