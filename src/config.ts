@@ -77,6 +77,12 @@ export interface Config {
   readonly pageEventsPerPagePerSecond: number;
   /** Requests for pages that do not exist (404/410) per minute per client address on page hosts. 0: off. */
   readonly pageMissesPerMinute: number;
+  /** Form submissions per minute per client address on page hosts (bursts of as many). 0: off. */
+  readonly formSubmissionsPerMinute: number;
+  /** A form the page script saw filled faster than this (ms since it became visible) is refused as a bot. */
+  readonly formMinFillMs: number;
+  /** Identical submissions without the script's token within this many seconds are one submission. */
+  readonly formDedupeWindowSeconds: number;
   /**
    * Whether (and how far) to trust X-Forwarded-For for the client address: false, true (any
    * proxy), or the number of proxies in front. The address only feeds rate limits; it is never stored.
@@ -212,6 +218,9 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
     pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
     pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),
+    formSubmissionsPerMinute: int('FORM_SUBMISSIONS_PER_MINUTE', 10, 0, 1_000_000),
+    formMinFillMs: int('FORM_MIN_FILL_MS', 1500, 0, 600_000),
+    formDedupeWindowSeconds: int('FORM_DEDUPE_WINDOW_SECONDS', 600, 1, 86_400),
     trustProxy,
     sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
   };

@@ -255,6 +255,7 @@ const TENANT_TABLES = [
   'page_counts',
   'persons',
   'person_logs',
+  'form_submissions',
   'accounts',
   'events',
   'idempotency_keys',

@@ -2,6 +2,7 @@ import type { BenchScenario } from '../lib.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { backgroundScenario } from './background.js';
+import { formsScenario } from './forms.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
 import { siteScenario } from './site.js';
@@ -17,5 +18,6 @@ export const scenarios: BenchScenario[] = [
   webhooksScenario,
   siteScenario,
   backgroundScenario,
+  formsScenario,
   soakScenario,
 ];

@@ -359,6 +359,32 @@ export interface PersonLogsTable {
   created_at: Timestamp;
 }
 
+/** A form filled in on a served page (docs/forms.md). */
+export interface FormSubmissionsTable {
+  id: string;
+  tenant_id: string;
+  page_id: string;
+  audience_id: string;
+  page_link_id: string;
+  action_id: string;
+  /** The action's form id (the audience's `actionFormIdOverride`), else the action id. */
+  form_id: string;
+  /** The visitor's audience session, when the page script knew it. */
+  analytics_session_id: string | null;
+  person_id: string;
+  email: string;
+  name: string | null;
+  phone_number: string | null;
+  company: string | null;
+  message: string | null;
+  /** Origin and path of the page the form was on. */
+  page_url: string;
+  /** `t:<token>` or `c:<content hash>:<window number>`; unique per tenant. */
+  dedupe_key: string;
+  content_hash: string;
+  created_at: Timestamp;
+}
+
 export interface AccountsTable {
   id: string;
   tenant_id: string;
@@ -398,6 +424,7 @@ export interface DB {
   audience_session_hours: AudienceSessionHoursTable;
   tenant_domains: TenantDomainsTable;
   page_links: PageLinksTable;
+  form_submissions: FormSubmissionsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -6,6 +6,7 @@ import * as m0004 from './0004-assets-topics.js';
 import * as m0005 from './0005-webhooks.js';
 import * as m0006 from './0006-page-runtime.js';
 import * as m0009 from './0009-performance.js';
+import * as m0010 from './0010-forms.js';
 import * as m0015 from './0015-webhook-api.js';
 import * as m0016 from './0016-enrichment.js';
 
@@ -21,6 +22,7 @@ export const migrations: Record<string, Migration> = {
   '0005-webhooks': m0005,
   '0006-page-runtime': m0006,
   '0009-performance': m0009,
+  '0010-forms': m0010,
   '0015-webhook-api': m0015,
   '0016-enrichment': m0016,
 };

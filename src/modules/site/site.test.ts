@@ -91,9 +91,18 @@ describe('routing', () => {
       expect(res.statusCode, path).toBe(404);
       expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
     }
-    const post = await visit(t, HOST, '/v0/tenant_domains', {}, 'POST');
-    expect(post.statusCode).toBe(405);
-    expect(post.headers.allow).toBe('GET, HEAD');
+    // POST on a page host is a form submission (docs/forms.md): an API path is no page
+    const post = await t.app.inject({
+      method: 'POST',
+      url: '/v0/tenant_domains',
+      headers: { host: HOST, 'x-api-key': alice.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'hostname=x.example',
+    });
+    expect(post.statusCode).toBe(404);
+    expect(post.headers['content-type']).toBe('text/html; charset=utf-8');
+    const del = await visit(t, HOST, '/v0/tenant_domains', {}, 'DELETE');
+    expect(del.statusCode).toBe(405);
+    expect(del.headers.allow).toBe('GET, HEAD, POST');
     const api = await t.app.inject({ method: 'GET', url: '/offers/acme', headers: { host: 'localhost:3000' } });
     expect(api.statusCode).toBe(404);
     expect(api.headers['content-type']).toMatch(/problem\+json/);
