@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { AppError } from '../http/errors.js';
@@ -127,5 +128,15 @@ describe('withIdempotency', () => {
   it('fingerprints bodies independently of key order', () => {
     expect(requestFingerprint({ a: 1, b: { c: 2, d: 3 } })).toBe(requestFingerprint({ b: { d: 3, c: 2 }, a: 1 }));
     expect(requestFingerprint({ a: 1 })).not.toBe(requestFingerprint({ a: '1' }));
+  });
+
+  it('fingerprints any nesting depth without recursion, as canonical JSON', () => {
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(requestFingerprint({ b: [1, 'x', null, { d: true, c: [] }], a: {} })).toBe(
+      sha256('{"a":{},"b":[1,"x",null,{"c":[],"d":true}]}'),
+    );
+    // 200,000 levels overflow any recursive walk (the body guard stops such bodies earlier).
+    const deep = JSON.parse(`${'['.repeat(200_000)}${']'.repeat(200_000)}`) as unknown;
+    expect(requestFingerprint(deep)).toBe(sha256(`${'['.repeat(200_000)}${']'.repeat(200_000)}`));
   });
 });

@@ -31,15 +31,45 @@ export function requestFingerprint(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+/**
+ * JSON with object keys sorted. Written with an explicit stack rather than recursion, so that no
+ * body, however deeply nested, can overflow the call stack here (the body guard refuses bodies
+ * nested deeper than 64 levels before this runs; this does not rely on it).
+ */
+function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  // A string is text to write as is; anything else is a value still to be written.
+  const stack: ({ text: string } | { value: unknown })[] = [{ value: root }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const { value } = item;
+    if (Array.isArray(value)) {
+      stack.push({ text: ']' });
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i] });
+        if (i > 0) stack.push({ text: ',' });
+      }
+      stack.push({ text: '[' });
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      stack.push({ text: '}' });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i]!;
+        stack.push({ value: v });
+        stack.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(k)}:` });
+      }
+      stack.push({ text: '{' });
+    } else {
+      out.push(JSON.stringify(value));
+    }
   }
-  return JSON.stringify(value);
+  return out.join('');
 }
 
 /**

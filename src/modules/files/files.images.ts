@@ -7,7 +7,7 @@ export type ImageType = (typeof IMAGE_TYPES)[number];
 
 /** 10 MiB: the largest file accepted. */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** Decoded size cap (about 7,000 × 7,000): refuses decompression bombs that fit in 10 MiB. */
+/** Decoded size cap (about 7,000 × 7,000; all frames of an animation together): refuses decompression bombs that fit in 10 MiB. */
 export const MAX_IMAGE_PIXELS = 50_000_000;
 /** Previews fit in this square, never enlarged. */
 export const PREVIEW_SIZE = 512;
@@ -87,12 +87,17 @@ export async function inspectImage(bytes: Buffer, declaredType: string): Promise
     ) {
       throw new Error('format mismatch');
     }
-    await image.stats(); // decodes every pixel: truncated and corrupt images fail here
+    // Decodes every pixel of every frame (`animated`): a corrupt later frame of an animation fails
+    // here too. The pixel limit then counts all frames together, so an animation's decoding costs
+    // no more than one still image at the limit.
+    await sharp(bytes, { failOn: 'warning', limitInputPixels: MAX_IMAGE_PIXELS, animated: true }).stats();
     return { contentType, width: metadata.width, height: metadata.height };
   } catch (err) {
     const message = err instanceof Error ? err.message : '';
     if (/pixel limit/i.test(message)) {
-      throw invalidImage(`The image has more than ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels.`);
+      throw invalidImage(
+        `The image has more than ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels (all frames of an animation together).`,
+      );
     }
     throw invalidImage(`The file is not a valid ${contentType} image (it is truncated or corrupt).`);
   }

@@ -133,6 +133,32 @@ describe('PATCH /v0/page_links/{page_link_id}', () => {
     expect(await rows()).toEqual(before);
   });
 
+  it('refuses an audience whose page is deleted, as an unknown one (422), on PATCH and POST alike', async () => {
+    const id = await link();
+    const onDeletedPage = await makeAudience(alice.scope, t.clock);
+    await alice.scope
+      .updateTable('pages')
+      .set({ deleted_at: t.clock.now().toISOString() })
+      .where('id', '=', onDeletedPage.pageId)
+      .execute();
+    const before = await rows();
+    const target = { targetType: 'audience', audienceId: onDeletedPage.audienceId };
+    const patched = await patch(alice, id, { target });
+    const created = await t.request(alice, {
+      method: 'POST',
+      url: '/v0/page_links',
+      payload: { path: '/on-a-deleted-page', tenantDomainId: domain, target },
+    });
+    for (const res of [patched, created]) {
+      expect(res.statusCode).toBe(422);
+      expect(problem(res).errors).toEqual([
+        { path: '/body/target/audienceId', message: 'must be the id of one of your audiences' },
+      ]);
+    }
+    expect(await rows()).toEqual(before);
+    // (a link made before its page was deleted is not served either: site.test.ts)
+  });
+
   it('refuses a tenantDomainId that is not one of the tenant’s domains (422)', async () => {
     const id = await link();
     const before = await rows();

@@ -3,7 +3,7 @@ import type { Database } from '../../db/connect.js';
 import type { DB, WebhookDeliveryStatus } from '../../db/schema.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import { isoNow, parseInstant, type Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../outbox/secret-box.js';
 import * as q from './webhooks.queries.js';
 import * as service from './webhooks.service.js';
@@ -97,8 +97,8 @@ export async function replayEvent(db: Kysely<DB>, clock: Clock, eventId: string,
 
 /** Sends again every failed delivery created since `since` (of one subscription, or all). */
 export async function replayFailedSince(db: Kysely<DB>, clock: Clock, since: string, subscriptionId?: string) {
-  if (Number.isNaN(Date.parse(since))) throw new AppError('bad_request', `--since must be an ISO 8601 time`);
-  const from = new Date(since).toISOString();
+  const from = parseInstant(since);
+  if (from === null) throw new AppError('bad_request', `--since must be an ISO 8601 time in years 0001–9999`);
   const replayed = await q.restartDeliveries(db, isoNow(clock), { failedSince: from, subscriptionId });
   return { since: from, replayed };
 }
