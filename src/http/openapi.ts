@@ -47,6 +47,14 @@ interface Operation {
 export function finishDocument<D extends { paths?: object }>(doc: D, options: DocumentOptions): D {
   for (const operations of Object.values(doc.paths ?? {}) as Record<string, Operation>[]) {
     for (const operation of Object.values(operations)) {
+      // Any operation that takes a body can be sent one too large (413) or not JSON (415),
+      // before its handler runs: declared here once rather than on every route.
+      if (operation.requestBody !== undefined && operation.responses !== undefined) {
+        const responses = operation.responses;
+        const problem = Object.entries(responses).find(([status]) => Number(status) >= 400)?.[1];
+        for (const status of ['413', '415']) if (problem && !responses[status]) responses[status] = problem;
+        operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+      }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         // Every error is RFC 9457 problem+json (http/plugins/problem.ts); the serializer only
         // knows the schema, so the media type is set here.
