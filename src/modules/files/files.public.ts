@@ -85,7 +85,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [],
         params: FileParams,
         querystring: SignedQuery,
-        response: { 200: Type.Ref('FileUploaded'), ...problems(403, 409, 413, 415, 422) },
+        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 409, 413, 415, 422) },
       },
       // The body is raw bytes, not validated JSON: it is described in the document only.
       config: {
@@ -134,7 +134,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
     params: FileParams,
     querystring: SignedQuery,
     // Bytes are sent as a Buffer, which the serializer passes through: this is for the document.
-    response: { 200: binary(types, 'The bytes, with the content type of the file.'), ...problems(403, 404) },
+    response: { 200: binary(types, 'The bytes, with the content type of the file.'), ...problems(400, 403, 404) },
   });
 
   app.get(
