@@ -13,6 +13,7 @@ import { Pager } from './http/pagination.js';
 import { apiKeyAuthenticator, registerApiKeyAuth } from './http/plugins/auth.js';
 import { answerUnroutable } from './http/plugins/bad-url.js';
 import { MAX_PATH_ID_LENGTH, registerMethodNotAllowed } from './http/plugins/method-not-allowed.js';
+import { documentRoute, finishDocument, refuseUnknownQueryParameters } from './http/openapi.js';
 import { registerNulGuard } from './http/plugins/nul-guard.js';
 import { registerProblemHandler } from './http/plugins/problem.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
@@ -113,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
+  app.addHook('onRoute', refuseUnknownQueryParameters);
   registerProblemHandler(app);
   const notFound = registerMethodNotAllowed(app, { notFoundPage: browserNotFound });
   registerNulGuard(app);
@@ -126,11 +128,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description:
           'Tenant-scoped JSON API for personalised pages, their audiences, and the people and companies they address. ' +
           'Errors are RFC 9457 problem+json; decisions where the interface spec is silent are in docs/api.md.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: documentRoute,
+    transformObject: (document) =>
+      finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, {
+        publicBaseUrl: config.publicBaseUrl,
+      }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
