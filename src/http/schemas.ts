@@ -19,7 +19,10 @@ export const Timestamp = Type.String({
 export function Nullable<T extends TSchema>(schema: T) {
   const type = (schema as { type?: unknown }).type;
   if (typeof type === 'string' && type !== 'object' && type !== 'array') {
-    return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+    // An enum lists every allowed value, so null joins it too.
+    const values = (schema as { enum?: unknown[] }).enum;
+    const nullable = values === undefined ? {} : { enum: [...values, null] };
+    return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...nullable });
   }
   return Type.Union([schema, Type.Null()]);
 }

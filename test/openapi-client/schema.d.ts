@@ -4401,6 +4401,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -85,7 +85,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [],
         params: FileParams,
         querystring: SignedQuery,
-        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 409, 413, 415, 422) },
+        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 404, 409, 413, 415, 422) },
       },
       // The body is raw bytes, not validated JSON: it is described in the document only.
       config: {
