@@ -40,7 +40,7 @@ export interface DeliveryEngineOptions {
 interface Prepared {
   delivery: ClaimedDelivery;
   /** null: the subscription is no longer active, the delivery is closed without an attempt. */
-  request: { url: string; headers: Record<string, string>; body: string } | null;
+  request: { url: string; eventId: string; body: string; secrets: string[] } | null;
   failingSince: string | null;
 }
 
@@ -137,7 +137,7 @@ export class DeliveryEngine {
       return {
         delivery,
         failingSince: sub.failing_since,
-        request: { url: sub.url, body, headers: signedHeaders(delivery.event_id, now, body, secrets.get(sub.id)!) },
+        request: { url: sub.url, eventId: delivery.event_id, body, secrets: secrets.get(sub.id)! },
       };
     });
   }
@@ -154,9 +154,12 @@ export class DeliveryEngine {
 
   async #send(prepared: Prepared): Promise<AttemptResult> {
     const { delivery, failingSince, request } = prepared;
-    const attemptedAt = this.#o.clock.now().toISOString();
+    const now = this.#o.clock.now();
+    const attemptedAt = now.toISOString();
     if (request === null) return { delivery, failingSince, attemptedAt, outcome: null };
-    const outcome = await this.#o.client.post(request.url, request.headers, request.body);
+    // Signed now, not when claimed: `webhook-timestamp` is the time of this attempt.
+    const headers = signedHeaders(request.eventId, now, request.body, request.secrets);
+    const outcome = await this.#o.client.post(request.url, headers, request.body);
     return { delivery, failingSince, attemptedAt, outcome };
   }
 

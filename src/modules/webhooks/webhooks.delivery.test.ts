@@ -107,6 +107,21 @@ describe('signed delivery', () => {
       signatures[0],
     );
   });
+
+  it('signs with the time of the attempt, not of the claim (webhook-timestamp)', async () => {
+    const { tenant, receiver } = await setup();
+    // Every reading of this clock is 5 s later than the one before: claim and attempt differ.
+    const ticking = { now: () => (t.clock.advance(5_000), t.clock.now()) };
+    const { engine, close } = testEngine(t.database, ticking);
+    track({ close });
+    const sub = await subscribe(tenant.scope, t.clock, receiver.url);
+    await emit(tenant.scope, t.clock);
+    expect(await engine.drain()).toBe(1);
+    const [delivery] = await deliveriesOf(sub.subscriptionId);
+    const [attempt] = await webhooks.listAttempts(db(), delivery!.id);
+    const signedAt = Number(receiver.requests[0]!.headers['webhook-timestamp']);
+    expect(signedAt).toBe(Math.floor(Date.parse(attempt!.attemptedAt) / 1000));
+  });
 });
 
 describe('retries', () => {
