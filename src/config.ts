@@ -33,6 +33,8 @@ export interface Config {
    * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
    */
   readonly fileStorage: 'disk' | 'database';
+  /** Full image decodes (upload checks, previews) at once per process; more wait in line. */
+  readonly fileDecodeConcurrency: number;
   /**
    * The origin the service is reached at (`https://pages.example.com`), used in signed file URLs.
    * Unset: the URLs are built from the request's own Host and protocol.
@@ -168,6 +170,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
     runWorkers: bool('RUN_WORKERS', true),
     fileStorage,
+    fileDecodeConcurrency: int('FILE_DECODE_CONCURRENCY', 2, 1, 64),
     publicBaseUrl,
     webhookSecretKeys: Object.freeze(webhookSecretKeys),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

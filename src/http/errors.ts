@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   upload_already_completed: 409,
   sort_order_exhausted: 409,
   topic_full: 409,
+  upload_attempts_exhausted: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
