@@ -45,6 +45,8 @@ if (!['sqlite', 'postgres', 'both'].includes(engineChoice)) {
 }
 const engines: Engine[] = engineChoice === 'both' ? ['sqlite', 'postgres'] : [engineChoice as Engine];
 const serviceEnv: Record<string, string> = {};
+// One load generator is one client address: the forms scenario measures throughput, not the per-address limit.
+serviceEnv.FORM_SUBMISSIONS_PER_MINUTE = '0';
 if (process.env.BENCH_WEB_CONCURRENCY) serviceEnv.WEB_CONCURRENCY = process.env.BENCH_WEB_CONCURRENCY;
 
 const loader = chooseLoader();

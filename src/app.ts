@@ -10,8 +10,10 @@ import type { Database } from './db/connect.js';
 import { loadServiceSecret } from './db/service-secrets.js';
 import type { AppContext } from './http/context.js';
 import { Pager } from './http/pagination.js';
-import { registerApiKeyAuth } from './http/plugins/auth.js';
-import { registerMethodNotAllowed } from './http/plugins/method-not-allowed.js';
+import { apiKeyAuthenticator, registerApiKeyAuth } from './http/plugins/auth.js';
+import { answerUnroutable } from './http/plugins/bad-url.js';
+import { MAX_PATH_ID_LENGTH, registerMethodNotAllowed } from './http/plugins/method-not-allowed.js';
+import { documentRoute, finishDocument, refuseUnknownQueryParameters } from './http/openapi.js';
 import { registerNulGuard } from './http/plugins/nul-guard.js';
 import { registerProblemHandler } from './http/plugins/problem.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
@@ -39,6 +41,10 @@ let requestCount = 0;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database, logger } = deps;
   const clock = deps.clock ?? systemClock;
+  const authenticate = apiKeyAuthenticator(database, {
+    verifier: new ApiKeyVerifier(database.kysely, clock),
+    failures: new FailedAuthLimiter(clock, config.authFailuresPerMinute),
+  });
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -52,7 +58,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    routerOptions: {
+      maxParamLength: MAX_PATH_ID_LENGTH,
+      // Without a handler the router treats an over-long segment as no match: the not-found
+      // handler answers it (after authentication under /v0) instead of Fastify's own 414 JSON.
+      onMaxParamLength: null as never,
+      ignoreTrailingSlash: true,
+    },
+    frameworkErrors: answerUnroutable(authenticate),
     // a hop count is accepted at run time (proxy-addr) though the types only name booleans and lists
     trustProxy: config.trustProxy as boolean,
     genReqId: (req) => {
@@ -101,8 +114,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
 
+  app.addHook('onRoute', refuseUnknownQueryParameters);
   registerProblemHandler(app);
-  registerMethodNotAllowed(app, { notFoundPage: browserNotFound });
+  const notFound = registerMethodNotAllowed(app, { notFoundPage: browserNotFound });
   registerNulGuard(app);
 
   await app.register(swagger, {
@@ -114,11 +128,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description:
           'Tenant-scoped JSON API for personalised pages, their audiences, and the people and companies they address. ' +
           'Errors are RFC 9457 problem+json; decisions where the interface spec is silent are in docs/api.md.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: documentRoute,
+    transformObject: (document) =>
+      finishDocument('openapiObject' in document ? document.openapiObject : document.swaggerObject, {
+        publicBaseUrl: config.publicBaseUrl,
+      }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
@@ -135,11 +155,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (v0) => {
-      registerApiKeyAuth(v0, {
-        verifier: new ApiKeyVerifier(database.kysely, clock),
-        failures: new FailedAuthLimiter(clock, config.authFailuresPerMinute),
-      });
+      registerApiKeyAuth(v0, authenticate);
       registerRateLimit(v0, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+      // Unknown paths and methods under /v0 pass the hooks above first: no key, no route map.
+      v0.setNotFoundHandler(notFound);
       for (const module of modules) if (module.routes) await v0.register(module.routes);
     },
     { prefix: '/v0' },

@@ -37,4 +37,10 @@ describe('parseConfig', () => {
     expect(config.rateLimitPerSecond).toBe(0);
     expect(config.databaseUrl).toBe('postgres://u@h/db');
   });
+
+  it('runs the background workers on their own thread by default with SQLite only', () => {
+    expect(parseConfig({}).workersThread).toBe(true);
+    expect(parseConfig({ DATABASE_URL: 'postgres://u@h/db' }).workersThread).toBe(false);
+    expect(parseConfig({ WORKERS_THREAD: 'false' }).workersThread).toBe(false);
+  });
 });

@@ -29,6 +29,12 @@ export interface Config {
   /** Whether this process runs the background workers (version generation, webhook delivery). */
   readonly runWorkers: boolean;
   /**
+   * Run the background workers on their own thread (worker_threads) with their own database
+   * connection, so that their synchronous SQLite work and commits never hold the event loop that
+   * answers requests. Defaults to on with SQLite; PostgreSQL I/O is asynchronous already.
+   */
+  readonly workersThread: boolean;
+  /**
    * Where uploaded file bytes live: `disk` (a folder under `dataDir`) or `database` (a table every
    * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
    */
@@ -53,6 +59,17 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Days that events, deliveries and attempts are kept. */
   readonly webhookRetentionDays: number;
+  /** The most (not deleted) webhook subscriptions one tenant may have. */
+  readonly webhookSubscriptionsPerTenant: number;
+  /**
+   * The enrichment provider (`http` enricher) form submissions are sent to; null: the built-in
+   * `domain` enricher alone. Reached through the webhooks' SSRF policy.
+   */
+  readonly enrichmentUrl: string | null;
+  /** Sent to the provider as `Authorization: Bearer …` when set. */
+  readonly enrichmentToken: string | null;
+  /** How long one provider request may take, connection to last byte. */
+  readonly enrichmentTimeoutMs: number;
   /**
    * Page visit events (collection endpoint) per second per client address; bursts of 5× are
    * allowed. 0 turns the limit off.
@@ -62,6 +79,12 @@ export interface Config {
   readonly pageEventsPerPagePerSecond: number;
   /** Requests for pages that do not exist (404/410) per minute per client address on page hosts. 0: off. */
   readonly pageMissesPerMinute: number;
+  /** Form submissions per minute per client address on page hosts (bursts of as many). 0: off. */
+  readonly formSubmissionsPerMinute: number;
+  /** A form the page script saw filled faster than this (ms since it became visible) is refused as a bot. */
+  readonly formMinFillMs: number;
+  /** Identical submissions without the script's token within this many seconds are one submission. */
+  readonly formDedupeWindowSeconds: number;
   /**
    * Whether (and how far) to trust X-Forwarded-For for the client address: false, true (any
    * proxy), or the number of proxies in front. The address only feeds rate limits; it is never stored.
@@ -150,6 +173,19 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
   }
 
+  const enrichmentUrl = env.ENRICHMENT_URL?.trim() || null;
+  if (enrichmentUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(enrichmentUrl);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password) {
+      problems.push(`ENRICHMENT_URL must be an http(s) URL without credentials, got "${enrichmentUrl}"`);
+    }
+  }
+
   const trustRaw = env.TRUST_PROXY?.trim().toLowerCase() ?? '';
   let trustProxy: boolean | number = false;
   if (/^\d{1,2}$/.test(trustRaw)) trustProxy = Number(trustRaw);
@@ -169,6 +205,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
     runWorkers: bool('RUN_WORKERS', true),
+    workersThread: bool('WORKERS_THREAD', databaseUrl === null),
     fileStorage,
     fileDecodeConcurrency: int('FILE_DECODE_CONCURRENCY', 2, 1, 64),
     publicBaseUrl,
@@ -177,9 +214,16 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+    webhookSubscriptionsPerTenant: int('WEBHOOK_SUBSCRIPTIONS_PER_TENANT', 20, 1, 1_000),
+    enrichmentUrl,
+    enrichmentToken: env.ENRICHMENT_TOKEN?.trim() || null,
+    enrichmentTimeoutMs: int('ENRICHMENT_TIMEOUT_MS', 5_000, 100, 60_000),
     pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
     pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
     pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),
+    formSubmissionsPerMinute: int('FORM_SUBMISSIONS_PER_MINUTE', 10, 0, 1_000_000),
+    formMinFillMs: int('FORM_MIN_FILL_MS', 1500, 0, 600_000),
+    formDedupeWindowSeconds: int('FORM_DEDUPE_WINDOW_SECONDS', 600, 1, 86_400),
     trustProxy,
     sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
   };

@@ -14,6 +14,9 @@ import type { TenantTable } from '../src/db/schema.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
 import type { Clock } from '../src/lib/clock.js';
 import { createApiKey, createTenant } from '../src/modules/tenants/index.js';
+import { assertDocumentedResponse } from './openapi-responses.js';
+
+export { undocumented } from './openapi-responses.js';
 
 /** The engine this run tests: the suite runs once per engine (scripts/test.mjs). */
 export const ENGINE: Engine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -124,6 +127,7 @@ export async function startTestApp(
     notify: (channel) => notified.push(channel),
   });
   await app.ready();
+  checkResponsesAgainstDocument(app);
   return {
     app,
     database,
@@ -149,6 +153,25 @@ export async function startTestApp(
       await database.cleanup();
     },
   };
+}
+
+/**
+ * Makes the app's `inject` check every response against the committed OpenAPI document
+ * (test/openapi-responses.ts), for the harness' `request` and for tests calling `app.inject`.
+ */
+function checkResponsesAgainstDocument(app: FastifyInstance): void {
+  const inject = app.inject.bind(app) as (...args: unknown[]) => unknown;
+  const checked = (options: InjectOptions | string | undefined, callback?: unknown) => {
+    // The chained form (`inject().get(…)`) and the callback form are passed through unchecked.
+    if (options === undefined || callback !== undefined) return inject(options, callback);
+    const { method = 'GET', url = '/' } =
+      typeof options === 'string' ? { url: options } : { method: options.method, url: options.url ?? options.path };
+    return (inject(options) as Promise<LightMyRequestResponse>).then((response) => {
+      assertDocumentedResponse(String(method).toUpperCase(), String(url), response);
+      return response;
+    });
+  };
+  app.inject = checked as typeof app.inject;
 }
 
 /** Asserts the problem+json shape and returns the parsed body. */
@@ -255,6 +278,7 @@ const TENANT_TABLES = [
   'page_counts',
   'persons',
   'person_logs',
+  'form_submissions',
   'accounts',
   'events',
   'idempotency_keys',
@@ -271,6 +295,7 @@ const TENANT_TABLES = [
   'webhook_subscriptions',
   'webhook_deliveries',
   'webhook_attempts',
+  'enrichment_jobs',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

@@ -1,6 +1,8 @@
 import type { BenchScenario } from '../lib.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
+import { backgroundScenario } from './background.js';
+import { formsScenario } from './forms.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
 import { siteScenario } from './site.js';
@@ -15,5 +17,7 @@ export const scenarios: BenchScenario[] = [
   assetsScenario,
   webhooksScenario,
   siteScenario,
+  backgroundScenario,
+  formsScenario,
   soakScenario,
 ];

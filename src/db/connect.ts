@@ -44,6 +44,9 @@ export function connectDatabase(options: ConnectOptions): Database {
     : connectPostgres(options);
 }
 
+/** The SQLite function registered on every connection: JavaScript's Unicode `toLowerCase`. */
+export const UNICODE_LOWER = 'unicode_lower';
+
 function connectSqlite(file: string): Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const raw = new BetterSqlite3(file);
@@ -53,6 +56,11 @@ function connectSqlite(file: string): Database {
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
+  // SQLite's lower() and LIKE fold ASCII only; searches too short for the trigram index need the
+  // Unicode lowercase PostgreSQL's ilike applies (dialect.ts, substringMatch).
+  raw.function(UNICODE_LOWER, { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? text.toLowerCase() : text,
+  );
   const adapter = new SqliteAdapter(raw);
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: adapter }) });
   return {

@@ -1,5 +1,5 @@
 import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
-import type { Engine } from './connect.js';
+import { UNICODE_LOWER, type Engine } from './connect.js';
 import type { DB } from './schema.js';
 
 /**
@@ -32,8 +32,18 @@ export function substringMatch(engine: Engine, table: string, columns: string[],
     const fts = sql.table(`${table}_fts`);
     return sql<SqlBool>`${sql.ref(`${table}.seq`)} in (select rowid from ${fts} where ${fts} match ${phrase})`;
   }
+  // LIKE folds ASCII letters only; a query with other characters (`é` must find `É`, as on
+  // PostgreSQL) compares Unicode-lowercased text instead. ASCII queries keep LIKE, the cheaper scan.
+  if ([...query].every((c) => c.charCodeAt(0) < 0x80)) {
+    return sql<SqlBool>`(${sql.join(
+      columns.map((c) => sql`${sql.ref(`${table}.${c}`)} like ${pattern} escape '\\'`),
+      sql` or `,
+    )})`;
+  }
+  const lower = sql.raw(UNICODE_LOWER);
+  const needle = query.toLowerCase();
   return sql<SqlBool>`(${sql.join(
-    columns.map((c) => sql`${sql.ref(`${table}.${c}`)} like ${pattern} escape '\\'`),
+    columns.map((c) => sql`instr(${lower}(${sql.ref(`${table}.${c}`)}), ${needle}) > 0`),
     sql` or `,
   )})`;
 }

@@ -270,6 +270,8 @@ export interface WebhookSubscriptionsTable {
   failing_since: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Deleted over the API: invisible everywhere, and inactive (the row stays for its deliveries). */
+  deleted_at: Timestamp | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -302,6 +304,33 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+export type EnrichmentJobStatus = 'queued' | 'processing' | 'enriched' | 'failed';
+
+/** One enrichment job per form submission (modules/enrichment). */
+export interface EnrichmentJobsTable {
+  form_submission_id: string;
+  tenant_id: string;
+  person_id: string;
+  page_id: string;
+  audience_id: string;
+  /** What the visitor typed, as submitted: the job's input even if the person changes meanwhile. */
+  email: string;
+  name: string | null;
+  company: string | null;
+  status: EnrichmentJobStatus;
+  /** Runs started, including ones lost to a crash. */
+  attempts: number;
+  lease_token: string | null;
+  /** While queued: when the next run is due; while processing: the end of the worker's lease. */
+  available_at: Timestamp;
+  provider: string | null;
+  failure_reason: string | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
 export interface PersonsTable {
   id: string;
   tenant_id: string;
@@ -329,6 +358,32 @@ export interface PersonLogsTable {
   source: string;
   type: string;
   payload: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+/** A form filled in on a served page (docs/forms.md). */
+export interface FormSubmissionsTable {
+  id: string;
+  tenant_id: string;
+  page_id: string;
+  audience_id: string;
+  page_link_id: string;
+  action_id: string;
+  /** The action's form id (the audience's `actionFormIdOverride`), else the action id. */
+  form_id: string;
+  /** The visitor's audience session, when the page script knew it. */
+  analytics_session_id: string | null;
+  person_id: string;
+  email: string;
+  name: string | null;
+  phone_number: string | null;
+  company: string | null;
+  message: string | null;
+  /** Origin and path of the page the form was on. */
+  page_url: string;
+  /** `t:<token>` or `c:<content hash>:<window number>`; unique per tenant. */
+  dedupe_key: string;
+  content_hash: string;
   created_at: Timestamp;
 }
 
@@ -371,9 +426,11 @@ export interface DB {
   audience_session_hours: AudienceSessionHoursTable;
   tenant_domains: TenantDomainsTable;
   page_links: PageLinksTable;
+  form_submissions: FormSubmissionsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  enrichment_jobs: EnrichmentJobsTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { AppError } from '../http/errors.js';
@@ -105,8 +106,37 @@ describe('withIdempotency', () => {
     expect(await pruneIdempotencyKeys(t.database.kysely, t.clock)).toBeGreaterThanOrEqual(1);
   });
 
+  it('lets exactly one of many concurrent requests take over an expired, unpruned key', async () => {
+    const request = { operation: 'test.op', key: 'k-expired-race', body: { v: 1 } };
+    await withIdempotency(tenant.scope, t.clock, request, writeOne('takeover'));
+    t.clock.advance(IDEMPOTENCY_TTL_MS + 1);
+    // The operation lingers a moment, so that every request reads the expired key before the
+    // first takeover commits (on PostgreSQL each runs on its own connection).
+    const slow = async (tx: TenantScope) => {
+      const result = await writeOne('takeover')(tx);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      return result;
+    };
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => withIdempotency(tenant.scope, t.clock, request, slow)),
+    );
+    expect(await countMarker('takeover')).toBe(2); // the first request, and one takeover
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    expect(new Set(results.map((r) => JSON.stringify(r.body))).size).toBe(1);
+  });
+
   it('fingerprints bodies independently of key order', () => {
     expect(requestFingerprint({ a: 1, b: { c: 2, d: 3 } })).toBe(requestFingerprint({ b: { d: 3, c: 2 }, a: 1 }));
     expect(requestFingerprint({ a: 1 })).not.toBe(requestFingerprint({ a: '1' }));
+  });
+
+  it('fingerprints any nesting depth without recursion, as canonical JSON', () => {
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(requestFingerprint({ b: [1, 'x', null, { d: true, c: [] }], a: {} })).toBe(
+      sha256('{"a":{},"b":[1,"x",null,{"c":[],"d":true}]}'),
+    );
+    // 200,000 levels overflow any recursive walk (the body guard stops such bodies earlier).
+    const deep = JSON.parse(`${'['.repeat(200_000)}${']'.repeat(200_000)}`) as unknown;
+    expect(requestFingerprint(deep)).toBe(sha256(`${'['.repeat(200_000)}${']'.repeat(200_000)}`));
   });
 });

@@ -130,39 +130,3 @@ export function requestHostname(header: string | undefined): string | null {
   if (header.charCodeAt(end - 1) === 46 /* . */) end -= 1;
   return header.slice(0, end).toLowerCase();
 }
-
-/**
- * Email providers whose domain says nothing about the company a person works for: an address at
- * one of these never links a person to an account. Deliberately short; extend as needed.
- */
-export const FREE_MAIL_DOMAINS: ReadonlySet<string> = new Set([
-  '126.com',
-  '163.com',
-  'aol.com',
-  'fastmail.com',
-  'gmail.com',
-  'gmx.com',
-  'gmx.de',
-  'gmx.net',
-  'googlemail.com',
-  'hey.com',
-  'hotmail.com',
-  'icloud.com',
-  'live.com',
-  'mac.com',
-  'mail.com',
-  'mail.ru',
-  'me.com',
-  'msn.com',
-  'outlook.com',
-  'proton.me',
-  'protonmail.com',
-  'qq.com',
-  'tutanota.com',
-  'web.de',
-  'yahoo.co.uk',
-  'yahoo.com',
-  'yandex.com',
-  'yandex.ru',
-  'zoho.com',
-]);

@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   webhookSubscription: 'whsub',
   webhookDelivery: 'whdel',
   webhookAttempt: 'whatt',
+  formSubmission: 'formsub',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

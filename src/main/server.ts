@@ -5,10 +5,9 @@ import { connectDatabase, sqliteFileIn } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
-import { modules } from '../modules/index.js';
-import { maintenanceWorker } from '../workers/maintenance.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
+import { BackgroundThread, backgroundWorkers } from './background.js';
 
 /**
  * The service process: config from the environment, migrate, serve, run workers, drain on SIGTERM.
@@ -37,14 +36,17 @@ async function main() {
     }
   }
 
+  // The background workers run in this thread (and take wake-ups from other processes here), or
+  // on a thread of their own that does both itself (WORKERS_THREAD, the default on SQLite).
+  const threaded = config.runWorkers && config.workersThread;
   const wakeups = new CrossProcessWakeups(database, logger);
-  const workers = new WorkerRunner(
-    { database, config, clock: systemClock, logger },
-    [(ctx) => [maintenanceWorker(ctx)], ...modules.flatMap((m) => (m.workers ? [m.workers] : []))],
-    { publish: wakeups.publish },
-  );
+  const workers = threaded
+    ? new BackgroundThread(logger)
+    : new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
+        publish: wakeups.publish,
+      });
   const app = await buildApp({ config, database, logger, clock: systemClock, notify: workers.notify });
-  await wakeups.start(workers.wake);
+  if (workers instanceof WorkerRunner) await wakeups.start(workers.wake);
   await app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) workers.start();
 

@@ -1,5 +1,6 @@
 import { accountsModule } from './accounts/accounts.module.js';
 import { assetsModule } from './assets/assets.module.js';
+import { enrichmentModule } from './enrichment/enrichment.module.js';
 import { filesModule } from './files/files.module.js';
 import type { ServiceModule } from './module.js';
 import { audienceSessionsModule } from './audience-sessions/audience-sessions.module.js';
@@ -34,5 +35,6 @@ export const modules: ServiceModule[] = [
   assetsModule,
   topicsModule,
   webhooksModule,
+  enrichmentModule,
   siteModule,
 ];

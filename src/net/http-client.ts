@@ -4,6 +4,8 @@ import net from 'node:net';
 import type { AddressPolicy } from './address-policy.js';
 import { dnsResolver, type Resolver } from './dns-resolver.js';
 
+export type { Resolver } from './dns-resolver.js';
+
 /** How much of a response body is read before the connection is dropped. */
 export const RESPONSE_BODY_READ_BYTES = 64 * 1024;
 /** How much of it is kept in the attempt record. */
@@ -20,6 +22,8 @@ export interface AttemptOutcome {
   body: string | null;
   /** Retry-After in seconds, when the receiver sent one. */
   retryAfterSeconds: number | null;
+  /** The body was longer than what is kept (`body` is its beginning). */
+  bodyTruncated: boolean;
 }
 
 export interface SafeHttpClientOptions {
@@ -29,6 +33,12 @@ export interface SafeHttpClientOptions {
   /** The one deadline of an attempt: waiting for a look-up slot, DNS, connect, the whole answer. */
   timeoutMs: number;
   maxSockets?: number;
+  /**
+   * Callers that read the answer (not webhooks, which only look at the status) keep up to this
+   * many bytes of the body, and the connection is dropped past it. Default: the webhook sizes.
+   */
+  maxResponseBytes?: number;
+  userAgent?: string;
 }
 
 /**
@@ -43,6 +53,9 @@ export class SafeHttpClient {
   readonly #policy: AddressPolicy;
   readonly #resolver: Resolver;
   readonly #timeoutMs: number;
+  readonly #readBytes: number;
+  readonly #storedBytes: number;
+  readonly #userAgent: string;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
 
@@ -50,6 +63,10 @@ export class SafeHttpClient {
     this.#policy = options.policy;
     this.#resolver = options.resolver ?? dnsResolver();
     this.#timeoutMs = options.timeoutMs;
+    // One byte past the cap proves the answer is longer than the cap.
+    this.#readBytes = options.maxResponseBytes === undefined ? RESPONSE_BODY_READ_BYTES : options.maxResponseBytes + 1;
+    this.#storedBytes = options.maxResponseBytes ?? RESPONSE_BODY_STORED_BYTES;
+    this.#userAgent = options.userAgent ?? 'audience-pages-webhooks/1';
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, scheduling: 'lifo' as const };
     this.#httpAgent = new http.Agent(agentOptions);
     this.#httpsAgent = new https.Agent(agentOptions);
@@ -80,6 +97,7 @@ export class SafeHttpClient {
       timedOut: false,
       body: null,
       retryAfterSeconds: null,
+      bodyTruncated: false,
       ...partial,
       durationMs: Math.round(performance.now() - started),
     });
@@ -122,7 +140,7 @@ export class SafeHttpClient {
         host: url.host,
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),
-        'user-agent': 'audience-pages-webhooks/1',
+        'user-agent': this.#userAgent,
       },
       agent: secure ? this.#httpsAgent : this.#httpAgent,
       // Never let Node look the name up again: we dial the address we checked.
@@ -149,14 +167,15 @@ export class SafeHttpClient {
           finish(
             done({
               statusCode: response.statusCode ?? null,
-              body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_STORED_BYTES).toString('utf8'),
+              body: Buffer.concat(chunks).subarray(0, this.#storedBytes).toString('utf8'),
               retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
+              bodyTruncated: read > this.#storedBytes,
             }),
           );
         response.on('data', (chunk: Buffer) => {
-          if (read < RESPONSE_BODY_STORED_BYTES) chunks.push(chunk);
+          if (read < this.#storedBytes) chunks.push(chunk);
           read += chunk.length;
-          if (read >= RESPONSE_BODY_READ_BYTES) {
+          if (read >= this.#readBytes) {
             complete();
             response.destroy();
           }

@@ -9,6 +9,7 @@ const outcome = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
   durationMs: 1,
   body: null,
   retryAfterSeconds: null,
+  bodyTruncated: false,
   ...partial,
 });
 const middle = () => 0.5;

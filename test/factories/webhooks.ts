@@ -101,7 +101,13 @@ export async function subscribe(
   events: EventType[] = ['page.version.published'],
   active = true,
 ) {
-  return createSubscription(scope, clock, { secretBox: testSecretBox, policy: testPolicy }, { url, events, active });
+  const created = await createSubscription(
+    scope,
+    clock,
+    { secretBox: testSecretBox, policy: testPolicy, maxSubscriptions: testConfig().webhookSubscriptionsPerTenant },
+    { url, events, active },
+  );
+  return created.body;
 }
 
 export async function emit(scope: TenantScope, clock: Clock, type: EventType = 'page.version.published', data = {}) {

@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../harness.js';
 import { runCliProcess, startServerProcess } from '../process.js';
 
+// Every test here starts real processes (tsx, a cold module graph each): seconds apiece, and many
+// more on a loaded machine, so the suite's 30 s default is too tight for them.
+vi.setConfig({ testTimeout: 120_000 });
+
 let db: TestDatabase;
 let server: Awaited<ReturnType<typeof startServerProcess>>;
 

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { Database } from '../../db/connect.js';
 import type { Principal, VerifyApiKey } from '../../auth/api-key-verifier.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../errors.js';
@@ -20,14 +21,30 @@ export interface FailureLimit {
   fail(address: string): void;
 }
 
+/** Authenticates a request: calls `done()` with the tenant's scope attached, or `done(error)`. */
+export type Authenticate = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
 /**
  * Authenticates every request of the enclosing scope (all of /v0) by its `x-api-key` and attaches
- * the tenant's scope: from here on, every query a handler makes is confined to that tenant. A key
- * seen in the last second is answered from memory (no hash, no query, no promise); an address
- * that keeps presenting invalid keys gets 429 instead of more look-ups (docs/api.md).
+ * the tenant's scope: from here on, every query a handler makes is confined to that tenant.
  */
-export function registerApiKeyAuth(app: FastifyInstance, auth: { verifier: KeyAuthenticator; failures: FailureLimit }) {
-  const { database } = app.ctx;
+export function registerApiKeyAuth(app: FastifyInstance, authenticate: Authenticate) {
+  app.decorateRequest('principal', null as never);
+  app.decorateRequest('scope', null as never);
+  app.addHook('onRequest', authenticate);
+}
+
+/**
+ * The authentication step, also run on its own for /v0 requests the router cannot route (a
+ * malformed URL), which get no hooks: whatever the URL, a request without a valid key learns
+ * nothing but 401. A key seen in the last second is answered from memory (no hash, no query, no
+ * promise); an address that keeps presenting invalid keys gets 429 instead of more look-ups
+ * (docs/api.md).
+ */
+export function apiKeyAuthenticator(
+  database: Database,
+  auth: { verifier: KeyAuthenticator; failures: FailureLimit },
+): Authenticate {
   const { verifier, failures } = auth;
   // One scope per principal (principals are shared by every request of a cached key).
   const scopes = new WeakMap<Principal, TenantScope>();
@@ -45,9 +62,7 @@ export function registerApiKeyAuth(app: FastifyInstance, auth: { verifier: KeyAu
     return new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
   };
 
-  app.decorateRequest('principal', null as never);
-  app.decorateRequest('scope', null as never);
-  app.addHook('onRequest', (request, reply, done) => {
+  return (request, reply, done) => {
     const key = request.headers['x-api-key'];
     if (typeof key !== 'string' || key.length === 0) {
       done(new AppError('missing_api_key', 'Send your API key in the x-api-key header.'));
@@ -83,5 +98,5 @@ export function registerApiKeyAuth(app: FastifyInstance, auth: { verifier: KeyAu
         done();
       }
     }, done);
-  });
+  };
 }

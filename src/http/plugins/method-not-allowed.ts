@@ -2,9 +2,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { sendProblem } from './problem.js';
 
+/** How long a path segment (an id) may be; a longer one is an unknown id (docs/api.md). */
+export const MAX_PATH_ID_LENGTH = 200;
+
+/** Set it as the not-found handler of a scope with its own hooks (/v0: authentication first). */
+type NotFoundHandler = (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
 /**
- * Fastify answers an unknown method on a known path with 404; HTTP says 405 with `Allow`.
- * Every route is recorded as it is added, and the not-found handler consults that record.
+ * Answers every request that matched no route: 405 with `Allow` when the path exists with other
+ * methods (Fastify would say 404), 404 `not_found` when it exists with this method but a segment
+ * is longer than any id (the router refuses to match it), 404 `route_not_found` otherwise.
+ *
+ * The answer is made in `preParsing`, before the body is read, so that it never depends on the
+ * body (a `QUERY` without Content-Type, a body too large or not JSON): the path decides. The
+ * `onRequest` hooks of the scope run first: /v0 sets the returned handler as its own not-found
+ * handler, so a request there without a valid key gets 401 and learns nothing of the route map.
  */
 export function registerMethodNotAllowed(
   app: FastifyInstance,
@@ -12,7 +24,7 @@ export function registerMethodNotAllowed(
     /** Answers a not-found request otherwise (e.g. an HTML page for a browser), or returns undefined. */
     notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined;
   } = {},
-) {
+): NotFoundHandler {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
     // Routes for other hosts (pages on tenant domains) say nothing about this host's paths.
@@ -28,27 +40,41 @@ export function registerMethodNotAllowed(
     if (entry === undefined) routes.push((entry = { pattern, methods: new Set() }));
     for (const m of methods) entry.methods.add(m);
   });
-  app.setNotFoundHandler((request, reply) => {
+
+  const notFound: NotFoundHandler = (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = new Set<string>();
     for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) allowed.add(m);
     if (allowed.size === 0) {
       const page = options.notFoundPage?.(request, reply);
       if (page !== undefined) return page;
-    }
-    if (allowed.size > 0) {
-      const allow = [...allowed].sort().join(', ');
-      reply.header('allow', allow);
       return sendProblem(
         request,
         reply,
-        new AppError('method_not_allowed', `${request.method} is not allowed here; use ${allow}.`),
+        new AppError('route_not_found', `No endpoint ${request.method} ${path}. See /openapi.json.`),
       );
     }
+    if (allowed.has(request.method)) {
+      // The route exists, so the router refused a segment for its length: no id is that long.
+      return sendProblem(
+        request,
+        reply,
+        new AppError('not_found', `No resource has this id: ids are at most ${MAX_PATH_ID_LENGTH} characters.`),
+      );
+    }
+    const allow = [...allowed].sort().join(', ');
+    reply.header('allow', allow);
     return sendProblem(
       request,
       reply,
-      new AppError('route_not_found', `No endpoint ${request.method} ${path}. See /openapi.json.`),
+      new AppError('method_not_allowed', `${request.method} is not allowed here; use ${allow}.`),
     );
+  };
+
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.is404) notFound(request, reply);
+    else done(null, payload);
   });
+  app.setNotFoundHandler(notFound);
+  return notFound;
 }

@@ -1,10 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 
+/** How deeply objects and arrays may nest in a JSON body (docs/api.md, Errors). */
+export const MAX_JSON_DEPTH = 64;
+
 /**
- * PostgreSQL cannot store the NUL character in text, and no id, name or parameter legitimately
- * holds one; SQLite would store it silently. Refusing it at the door keeps both engines alike
- * and turns what would be a driver error (a 500) into a clear 4xx.
+ * Refuses, at the door, what would otherwise surface as a driver error or a crash (a 500):
+ * - the NUL character: PostgreSQL cannot store it in text, SQLite would store it silently, and no
+ *   id, name or parameter legitimately holds one;
+ * - lone UTF-16 surrogates (`"\ud800"` is valid JSON text but no Unicode text): PostgreSQL's
+ *   `jsonb` and UTF-8 text refuse them, SQLite would store mangled bytes;
+ * - JSON nested deeper than MAX_JSON_DEPTH: every later step that walks the body (validation,
+ *   fingerprinting, serialization) could overflow the stack on a 200,000-deep body.
+ * The walk is iterative, so the check itself cannot overflow, and it runs before validation.
  */
 export function registerNulGuard(app: FastifyInstance) {
   app.addHook('onRequest', async (request) => {
@@ -13,31 +21,66 @@ export function registerNulGuard(app: FastifyInstance) {
     }
   });
   app.addHook('preValidation', async (request) => {
-    const path = nulPath(request.body, '/body');
-    if (path !== null) {
-      throw new AppError('validation_failed', `The request is invalid: ${path} must not contain the NUL character.`, [
-        { path, message: 'must not contain the NUL character (\\u0000)' },
-      ]);
-    }
+    const problem = findBodyProblem(request.body);
+    if (problem !== null) throw problem;
   });
 }
 
-/** The JSON Pointer of the first string (or key) holding a NUL character, or null. */
-function nulPath(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nulPath(value[i], `${path}/${i}`);
-      if (found !== null) return found;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function badText(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (\\u0000)';
+  if (LONE_SURROGATE.test(text)) return 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff unpaired)';
+  return null;
+}
+
+/** Only what JSON.parse makes is walked: a raw upload (a Buffer) is bytes, not fields. */
+function isJsonContainer(value: unknown): value is Record<string, unknown> | unknown[] {
+  if (Array.isArray(value)) return true;
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+const pointer = (path: string, key: string | number) =>
+  `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/** The first offending field of a parsed JSON body, as a problem, or null. Depth-first, in order. */
+export function findBodyProblem(body: unknown): AppError | null {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '/body', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const reason = badText(value);
+      if (reason !== null) return invalidText(path, reason);
+      continue;
     }
-    return null;
-  }
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    if (key.includes('\u0000')) return childPath;
-    const found = nulPath(child, childPath);
-    if (found !== null) return found;
+    if (!isJsonContainer(value)) continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      return new AppError(
+        'json_too_deep',
+        `The request is invalid: ${path} nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`,
+        [{ path, message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` }],
+      );
+    }
+    const children: { value: unknown; path: string; depth: number }[] = [];
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++)
+        children.push({ value: value[i], path: pointer(path, i), depth: depth + 1 });
+    } else {
+      for (const key of Object.keys(value)) {
+        const childPath = pointer(path, key);
+        const reason = badText(key);
+        if (reason !== null) return invalidText(childPath, reason);
+        children.push({ value: value[key], path: childPath, depth: depth + 1 });
+      }
+    }
+    // Reversed, so the first field in document order is reported first.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return null;
+}
+
+function invalidText(path: string, message: string): AppError {
+  return new AppError('validation_failed', `The request is invalid: ${path} ${message}.`, [{ path, message }]);
 }

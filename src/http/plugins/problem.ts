@@ -30,7 +30,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 
-function toAppError(error: FastifyError): AppError {
+export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   if (error.validation) {
     const part = PART_NAMES[error.validationContext ?? 'body'] ?? 'body';

@@ -85,3 +85,14 @@ export async function insertAccountIfNew(scope: TenantScope, row: Omit<Insertabl
 export async function insertAccounts(scope: TenantScope, rows: Omit<Insertable<AccountsTable>, 'tenant_id'>[]) {
   await scope.insertInto('accounts', rows).execute();
 }
+
+/** Sets the account's name only while it has none (a name the tenant gave is never replaced). */
+export async function fillAccountName(scope: TenantScope, accountId: string, name: string, nowIso: string) {
+  const result = await scope
+    .updateTable('accounts')
+    .set({ name, updated_at: nowIso })
+    .where('accounts.id', '=', accountId)
+    .where('accounts.name', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

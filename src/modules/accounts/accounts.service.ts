@@ -71,6 +71,34 @@ export async function createAccount(scope: TenantScope, clock: Clock, body: Acco
   });
 }
 
+/**
+ * The tenant's account for a canonical `domain`, created when there is none (as createAccount
+ * would, without the 409), and given `name` when it has none yet. For the enrichment of form
+ * submissions: it never replaces what the tenant set. Must run inside a transaction.
+ */
+export async function ensureAccount(
+  tx: TenantScope,
+  clock: Clock,
+  domain: string,
+  name: string | null,
+): Promise<{ account: Account; created: boolean; nameFilled: boolean }> {
+  const now = isoNow(clock);
+  const row = {
+    id: newId('account'),
+    domain,
+    name,
+    created_at: now,
+    updated_at: now,
+    latest_activity_at: await latestActivityOfDomain(tx, domain),
+  };
+  if (await q.insertAccountIfNew(tx, row))
+    return { account: await toAccount(tx, row), created: true, nameFilled: false };
+  const existing = (await q.findAccountByDomain(tx, domain))!;
+  const nameFilled = name !== null && (await q.fillAccountName(tx, existing.id, name, now));
+  const current = nameFilled ? (await q.findAccountByDomain(tx, domain))! : existing;
+  return { account: await toAccount(tx, current), created: false, nameFilled };
+}
+
 export async function getAccount(scope: TenantScope, accountId: string): Promise<Account> {
   const row = await q.findAccount(scope, accountId);
   if (row === undefined) throw notFound('account', accountId);

@@ -246,3 +246,55 @@ describe('GET /v0/accounts/{id}', () => {
     expect((await get(alice, mine.accountId)).json()).toMatchObject({ linkedPersons: [], linkedPersonsCount: 0 });
   });
 });
+
+describe('concurrent changes of a person’s domain and email', () => {
+  const ROUNDS = 24;
+
+  /** The persons counted under the account of `domain`, by id. */
+  const countedUnder = async (tenant: Tenant, accountId: string) =>
+    (await get(tenant, accountId))
+      .json()
+      .linkedPersons.map((p: { personId: string }) => p.personId)
+      .sort();
+
+  it('PATCH {domain} racing PATCH {email}: the person ends under the account of its final domain', async () => {
+    const tenant = await t.createTenant();
+    const final = (await create(tenant, { domain: 'final.example' })).json();
+    const mail = (await create(tenant, { domain: 'mail.example' })).json();
+    const persons = await Promise.all(
+      Array.from({ length: ROUNDS }, (_, i) => makePerson(tenant.scope, t.clock, { email: `p${i}@old.example` })),
+    );
+    const results = await Promise.all(
+      persons.flatMap((id, i) => [
+        patchPerson(tenant, id, { domain: 'final.example' }),
+        patchPerson(tenant, id, { email: `p${i}@mail.example` }),
+      ]),
+    );
+    expect(results.map((r) => r.statusCode)).toEqual(results.map(() => 200));
+    expect(await countedUnder(tenant, final.accountId)).toEqual([...persons].sort());
+    expect(await countedUnder(tenant, mail.accountId)).toEqual([]);
+  });
+
+  it('PATCH {domain} racing a log entry that fills the email: the person ends under its domain’s account', async () => {
+    const tenant = await t.createTenant();
+    const final = (await create(tenant, { domain: 'final.example' })).json();
+    const mail = (await create(tenant, { domain: 'mail.example' })).json();
+    const persons = await Promise.all(
+      Array.from({ length: ROUNDS }, (_, i) =>
+        makePerson(tenant.scope, t.clock, { email: undefined, phoneNumber: `+1555010${String(i).padStart(4, '0')}` }),
+      ),
+    );
+    const results = await Promise.all(
+      persons.flatMap((id, i) => [
+        patchPerson(tenant, id, { domain: 'final.example' }),
+        log(tenant, { source: 'crm', personId: id, email: `p${i}@mail.example`, payload: {} }),
+      ]),
+    );
+    expect(results.map((r) => r.statusCode).sort()).toEqual(results.map((_, i) => (i % 2 ? 201 : 200)).sort());
+    expect(await countedUnder(tenant, final.accountId)).toEqual([...persons].sort());
+    expect(await countedUnder(tenant, mail.accountId)).toEqual([]);
+    // the fill did happen: every person now has the email of its log entry
+    const emails = await tenant.scope.selectFrom('persons').select('email').where('id', 'in', persons).execute();
+    expect(emails.every((p) => p.email?.endsWith('@mail.example'))).toBe(true);
+  });
+});

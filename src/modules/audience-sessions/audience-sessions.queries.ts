@@ -193,3 +193,40 @@ export async function recordActivity(scope: TenantScope, totals: ActivityTotals)
   const rows = await updateActivity(scope, totals as unknown as Record<keyof ActivityTotals, string>);
   return rows.length === 1;
 }
+
+export interface FormSubmitMark {
+  sessionId: string;
+  pageId: string;
+  audienceId: string;
+  formSubmissionId: string;
+  formSubmissionIdentifier: string;
+  formSubmissionEmail: string;
+  formSubmissionPhone: string;
+  now: string;
+}
+
+/**
+ * A form submitted during the session: a conversion, never a bounce, and the submission's fields
+ * (the latest submission wins). Only the session of that page and audience; an ended session too
+ * (the visitor may have filled the form slowly), since the submission happened on its page view.
+ */
+export async function markFormSubmitted(scope: TenantScope, mark: FormSubmitMark): Promise<boolean> {
+  const rows = await scope
+    .updateTable('audience_sessions')
+    .set((eb) => ({
+      has_form_submit: true,
+      has_conversion: true,
+      is_bounce: false,
+      form_submission_id: mark.formSubmissionId,
+      form_submission_identifier: mark.formSubmissionIdentifier,
+      form_submission_email: mark.formSubmissionEmail,
+      form_submission_phone: mark.formSubmissionPhone,
+      session_ended_at: greatest(scope.engine, eb.ref('session_ended_at'), sql<string>`${mark.now}`),
+    }))
+    .where('audience_sessions.id', '=', mark.sessionId)
+    .where('audience_sessions.page_id', '=', mark.pageId)
+    .where('audience_sessions.audience_id', '=', mark.audienceId)
+    .returning('audience_sessions.id')
+    .execute();
+  return rows.length === 1;
+}

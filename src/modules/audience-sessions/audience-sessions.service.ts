@@ -1,6 +1,7 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound, validationFailed } from '../../http/errors.js';
 import type { KeysetWindow } from '../../http/pagination.js';
+import { parseInstant } from '../../lib/clock.js';
 import { findPage } from '../pages/index.js';
 import * as q from './audience-sessions.queries.js';
 import type { AudienceSession, AudienceSessionQuery } from './audience-sessions.schemas.js';
@@ -43,9 +44,14 @@ export function toSession(row: SessionRow): AudienceSession {
 export function sessionFilter(pageId: string, query: AudienceSessionQuery): q.SessionFilter {
   const instant = (value: string | undefined, field: string) => {
     if (value === undefined) return null;
-    const ms = Date.parse(value);
-    if (Number.isNaN(ms)) throw validationFailed(`/query/${field}`, 'must be an ISO 8601 date-time');
-    return new Date(ms).toISOString();
+    const instant = parseInstant(value);
+    if (instant === null) {
+      throw validationFailed(
+        `/query/${field}`,
+        'must be an ISO 8601 date-time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z',
+      );
+    }
+    return instant;
   };
   const start = instant(query.startDate, 'startDate');
   const end = instant(query.endDate, 'endDate');

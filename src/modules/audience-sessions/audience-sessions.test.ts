@@ -175,6 +175,35 @@ describe('GET /v0/pages/{page_id}/audience_sessions', () => {
     }
   });
 
+  it('refuses dates outside years 0001–9999 in UTC (422 at the field), also through zone offsets', async () => {
+    for (const [query, path] of [
+      ['?startDate=0000-01-01T00:00:00Z', '/query/startDate'],
+      ['?endDate=%2B010000-01-01T00:00:00Z', '/query/endDate'],
+      ['?startDate=0001-01-01T00:00:00%2B00:01', '/query/startDate'],
+      ['?endDate=9999-12-31T23:59:59-23:59', '/query/endDate'],
+      ['?startDate=0000-12-31T23:59:59Z&endDate=2026-10-01T00:00:00Z', '/query/startDate'],
+      ['?startDate=2026-10-01T00:00:00Z&endDate=9999-12-31T23:00:00-01:00', '/query/endDate'],
+    ] as const) {
+      const res = await get(alice, pageId, query);
+      expect(res.statusCode, query).toBe(422);
+      const body = problem(res);
+      expect(body.code).toBe('validation_failed');
+      // (`+010000-…` already fails the date-time format; the others are well-formed but out of range)
+      expect(body.errors.map((e) => e.path)).toEqual([path]);
+      expect(body.errors[0]!.message).toContain('date-time');
+    }
+    // The very ends are instants like any other.
+    const ends = await get(alice, pageId, '?startDate=0001-01-01T00:00:00Z&endDate=9999-12-31T23:59:59.999Z&limit=1');
+    expect(ends.statusCode).toBe(200);
+    expect(ends.json().totalCount).toBeGreaterThan(0);
+    const offsets = await get(
+      alice,
+      pageId,
+      '?startDate=0001-01-01T23:59:00%2B23:59&endDate=9999-12-31T00:00:00-23:59',
+    );
+    expect(offsets.statusCode).toBe(200);
+  });
+
   it('answers 404 for another tenant’s page and shows no other tenant’s sessions', async () => {
     const res = await get(bob, pageId);
     expect(res.statusCode).toBe(404);

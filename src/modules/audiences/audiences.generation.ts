@@ -176,6 +176,13 @@ export async function completeVersion(
   if (current === undefined || current.status !== 'processing' || current.lease_token !== leaseToken) return 'stale';
   const now = clock.now();
   const nowIso = now.toISOString();
+  // Only the latest version may become the draft (and go live). Creating a version supersedes
+  // the runnable ones, so a newer version here means that rule was bypassed: the older result
+  // is dropped rather than published over the newer version.
+  if ((await q.lastVersionNumber(tx, job.audience_id)) > Number(current.version_number)) {
+    await q.applyTransition(tx, current, 'supersede', nowIso, {}, { leaseToken });
+    return 'stale';
+  }
 
   if (!outcome.ok) {
     const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);

@@ -148,14 +148,23 @@ export async function lastVersionNumber(scope: TenantScope, audienceId: string):
   return Number(row?.n ?? 0);
 }
 
-/** Versions of the audience in the given statuses (the few that are not at rest). */
-export async function versionsInStatus(scope: TenantScope, audienceId: string, statuses: readonly string[]) {
-  return scope
+/**
+ * Versions of the audience in the given statuses (the few that are not at rest). With `lock`, the
+ * rows are locked (PostgreSQL): a row a worker is claiming right now is waited for and then read
+ * as the worker left it, so a status-guarded transition that follows cannot miss it.
+ */
+export async function versionsInStatus(
+  scope: TenantScope,
+  audienceId: string,
+  statuses: readonly string[],
+  options: { lock?: boolean } = {},
+) {
+  const query = scope
     .selectFrom('audience_versions')
     .select(['audience_versions.id', 'audience_versions.status'])
     .where('audience_versions.audience_id', '=', audienceId)
-    .where('audience_versions.status', 'in', statuses)
-    .execute();
+    .where('audience_versions.status', 'in', statuses);
+  return (options.lock ? forUpdate(scope.engine, query) : query).execute();
 }
 
 export async function insertVersion(scope: TenantScope, row: Omit<Insertable<AudienceVersionsTable>, 'tenant_id'>) {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
@@ -6,7 +7,7 @@ import { makePage } from '../../../test/factories/pages.js';
 import { useTestApp } from '../../../test/harness.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { archiveAudience } from './audiences.service.js';
-import { claimVersion } from './audiences.generation.js';
+import { claimVersion, completeVersion } from './audiences.generation.js';
 import { processNextVersion } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { templateGenerator } from './audiences.template-generator.js';
@@ -38,6 +39,7 @@ type Op =
   | { kind: 'create'; key: string | null }
   | { kind: 'work'; ok: boolean }
   | { kind: 'crash' }
+  | { kind: 'raceClaim'; ok: boolean }
   | { kind: 'advance'; ms: number }
   | { kind: 'archive' }
   | { kind: 'restore' }
@@ -47,6 +49,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('create' as const), key: fc.constantFrom(null, 'a', 'b') }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('work' as const), ok: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'crash' as const }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('raceClaim' as const), ok: fc.boolean() }) },
   {
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 90_000 }) }),
@@ -84,6 +87,9 @@ async function apply(o: Op, pageId: string, audienceId: string, archived: boolea
         if (runnable) await claimVersion(scope, t.clock, runnable.id, 60_000, MAX_ATTEMPTS);
       });
       return;
+    case 'raceClaim':
+      await raceClaimWithCreate(o.ok, url, audienceId, archived);
+      return;
     case 'advance':
       t.clock.advance(o.ms);
       return;
@@ -100,6 +106,74 @@ async function apply(o: Op, pageId: string, audienceId: string, archived: boolea
       await publishPageDrafts(tenant.scope, t.clock, pageId);
       return;
   }
+}
+
+/**
+ * A worker claims the audience's runnable version while a client creates a new version: on
+ * PostgreSQL the claim's transaction is held open until the create is seen waiting on it (so the
+ * create read the version before the claim committed), then the worker generates and completes
+ * its claim as it would. On SQLite the single writer makes the two run one after the other.
+ */
+async function raceClaimWithCreate(ok: boolean, url: string, audienceId: string, archived: boolean) {
+  const { kysely, engine } = t.database;
+  let claimedReady!: (claim: { pid: number | null } | null) => void;
+  const ready = new Promise<{ pid: number | null } | null>((resolve) => (claimedReady = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const claiming = kysely.transaction().execute(async (trx) => {
+    const scope = new TenantScope(trx, engine, tenant.tenantId, true);
+    const runnable = await scope
+      .selectFrom('audience_versions')
+      .select('id')
+      .where('audience_id', '=', audienceId)
+      .where('status', 'in', ['queued', 'pending'])
+      .where('available_at', '<=', t.clock.now().toISOString())
+      .executeTakeFirst();
+    const token = runnable ? await claimVersion(scope, t.clock, runnable.id, 60_000, MAX_ATTEMPTS) : null;
+    if (runnable === undefined || token === null) {
+      claimedReady(null);
+      return null;
+    }
+    if (engine === 'postgres') {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      claimedReady({ pid: rows[0]!.pid });
+      await released;
+    } else claimedReady({ pid: null });
+    return { versionId: runnable.id, token };
+  });
+  const claim = await ready;
+  const create = t.request(tenant, { method: 'POST', url: `${url}/versions`, payload: {} });
+  if (claim?.pid != null) {
+    // Wait (bounded) until the create blocks on the claim's locks, then let the claim commit.
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity where ${claim.pid} = any(pg_blocking_pids(pid))`.execute(
+        kysely,
+      );
+      if (rows[0]!.n > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+  release();
+  const [claimed, created] = await Promise.all([claiming, create]);
+  expect([200, 201, 409]).toContain(created.statusCode);
+  if (!archived) expect(created.statusCode).toBe(201);
+  if (claimed === null) return;
+  // The worker's late result: only recorded if its version is still the one to run.
+  await kysely
+    .transaction()
+    .execute((trx) =>
+      completeVersion(
+        new TenantScope(trx, engine, tenant.tenantId, true),
+        t.clock,
+        claimed.versionId,
+        claimed.token,
+        ok
+          ? { ok: true, generator: 'late', artifact: { contentType: 'application/json', content: { late: true } } }
+          : { ok: false, error: new Error('boom') },
+        MAX_ATTEMPTS,
+      ),
+    );
 }
 
 async function checkInvariants(pageId: string, audienceId: string) {
@@ -119,6 +193,9 @@ async function checkInvariants(pageId: string, audienceId: string) {
   const drafts = versions.filter((v) => v.status === 'draft');
   expect(drafts.length).toBeLessThanOrEqual(1);
   if (drafts[0]) expect(drafts[0].version_number > published[0]!.version_number).toBe(true);
+  // no version goes live after a newer one did
+  const everLive = versions.filter((v) => v.published_at !== null).map((v) => v.published_at!);
+  expect(everLive).toEqual([...everLive].sort());
   const runnable = versions.filter((v) => isRunnable(v.status));
   expect(runnable.length).toBeLessThanOrEqual(1);
   if (runnable[0]) expect(runnable[0]).toBe(versions[versions.length - 1]);

@@ -15,6 +15,10 @@ export const VERSIONS_CHANNEL = 'audience-versions';
 /**
  * Adds a version to an audience inside `tx` (the audience row is locked by the caller): the next
  * number, status queued; versions of the audience still waiting or being generated are superseded.
+ * The runnable versions are read locked: a worker's claim (which locks only the version) may be
+ * in flight, and reading the version as `queued` while the claim turns it into `processing` would
+ * make the guarded supersede miss it, leaving two runnable versions (and the older one free to go
+ * live over the newer). Hence also the check that every supersede took.
  */
 export async function createVersionIn(
   tx: TenantScope,
@@ -24,8 +28,10 @@ export async function createVersionIn(
   const now = isoNow(clock);
   const audience = await q.findAudienceById(tx, input.audienceId);
   if (audience === undefined) throw notFound('audience', input.audienceId);
-  for (const older of await q.versionsInStatus(tx, input.audienceId, RUNNABLE_STATUSES)) {
-    await q.applyTransition(tx, older, 'supersede', now);
+  for (const older of await q.versionsInStatus(tx, input.audienceId, RUNNABLE_STATUSES, { lock: true })) {
+    if (!(await q.applyTransition(tx, older, 'supersede', now))) {
+      throw new Error(`version ${older.id} moved on from ${older.status} while locked`);
+    }
   }
   const versionId = newId('audienceVersion');
   await q.insertVersion(tx, {

@@ -9,7 +9,7 @@ export type ImageType = (typeof IMAGE_TYPES)[number];
 /** 10 MiB: the largest file accepted. */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 /**
- * Decoded size cap, 4096 × 4096 (16,777,216 px, 64 MiB as RGBA): more than any page image needs
+ * Decoded size cap, 4096 × 4096 (16,777,216 px, 64 MiB as RGBA; all frames of an animation together): more than any page image needs
  * (a full-width image on a 5K screen is 14.7 Mpx), and it refuses decompression bombs that fit in
  * 10 MiB.
  */
@@ -108,12 +108,17 @@ async function decodeCompletely(bytes: Buffer, contentType: ImageType): Promise<
     ) {
       throw new Error('format mismatch');
     }
-    await image.stats(); // decodes every pixel: truncated and corrupt images fail here
+    // Decodes every pixel of every frame (`animated`): a corrupt later frame of an animation fails
+    // here too. The pixel limit then counts all frames together, so an animation's decoding costs
+    // no more than one still image at the limit.
+    await sharp(bytes, { failOn: 'warning', limitInputPixels: MAX_IMAGE_PIXELS, animated: true }).stats();
     return { contentType, width: metadata.width, height: metadata.height };
   } catch (err) {
     const message = err instanceof Error ? err.message : '';
     if (/pixel limit/i.test(message)) {
-      throw invalidImage(`The image has more than ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels.`);
+      throw invalidImage(
+        `The image has more than ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels (all frames of an animation together).`,
+      );
     }
     throw invalidImage(`The file is not a valid ${contentType} image (it is truncated or corrupt).`);
   }

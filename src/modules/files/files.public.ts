@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
+import { documentRoute } from '../../http/openapi.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { IMAGE_TYPES, MAX_FILE_BYTES, PREVIEW_TYPE } from './files.images.js';
 import { findFileForSignedUrl, type FileRow } from './files.queries.js';
@@ -12,10 +13,19 @@ import { FileParams } from './files.schemas.js';
 import { admitUploadAttempt, FILES_CHANNEL, receiveUpload } from './files.service.js';
 import type { UrlPurpose } from './files.signing.js';
 
-/** Only query parameters of signed URLs; malformed ones are an invalid signature, not a 422. */
+/**
+ * The query parameters of signed URLs. A missing or malformed one is an invalid signature (403,
+ * checked in `onRequest`, before this schema), not a 422.
+ */
 const SignedQuery = Type.Object({
-  expires: Type.Optional(Type.String({ description: 'Expiry, Unix seconds (covered by the signature).' })),
-  signature: Type.Optional(Type.String({ description: 'HMAC-SHA256, base64url.' })),
+  expires: Type.String({ description: 'Expiry, Unix seconds (covered by the signature).' }),
+  signature: Type.String({ description: 'HMAC-SHA256, base64url.' }),
+});
+
+/** Raw bytes in the document (request and response bodies that are not JSON). */
+const binary = (types: readonly string[], description: string) => ({
+  description,
+  content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
 });
 
 const problems = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));
@@ -28,6 +38,7 @@ declare module 'fastify' {
 }
 
 const BYTES_TYPES = [...IMAGE_TYPES, 'application/octet-stream'];
+const BINARY_SCHEMA = { type: 'string', format: 'binary', description: 'The bytes of the file.' };
 
 /**
  * The signed-URL routes of files, outside /v0: the URL is the credential (no API key). Uploads
@@ -74,7 +85,12 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [],
         params: FileParams,
         querystring: SignedQuery,
-        response: { 200: Type.Ref('FileUploaded'), ...problems(403, 409, 410, 413, 415, 422) },
+        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 409, 410, 413, 415, 422) },
+      },
+      // The body is raw bytes, not validated JSON: it is described in the document only.
+      config: {
+        swaggerTransform: (route) =>
+          documentRoute({ ...route, schema: { ...route.schema, body: BINARY_SCHEMA, consumes: BYTES_TYPES } }),
       },
       bodyLimit: MAX_FILE_BYTES,
       onRequest: [
@@ -117,20 +133,21 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
       .send(stored.stream);
   };
 
-  const downloadSchema = (operationId: string, summary: string) => ({
+  const downloadSchema = (operationId: string, summary: string, types: readonly string[]) => ({
     operationId,
     tags: [FILES_TAG],
     summary,
     security: [],
     params: FileParams,
     querystring: SignedQuery,
-    response: problems(403, 404),
+    // Bytes are sent as a Buffer, which the serializer passes through: this is for the document.
+    response: { 200: binary(types, 'The bytes, with the content type of the file.'), ...problems(400, 403, 404) },
   });
 
   app.get(
     '/files/:file_id',
     {
-      schema: downloadSchema('files.download', 'The bytes of a file (the signed downloadUrl of an asset)'),
+      schema: downloadSchema('files.download', 'The bytes of a file (the signed downloadUrl of an asset)', IMAGE_TYPES),
       onRequest: verify('download'),
     },
     (request, reply) => serve(request, reply, false),
@@ -141,6 +158,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: downloadSchema(
         'files.preview',
         'A downscaled WebP of a file (the signed previewDownloadUrl of an asset)',
+        [PREVIEW_TYPE],
       ),
       onRequest: verify('preview'),
     },

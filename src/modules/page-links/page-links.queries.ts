@@ -71,11 +71,16 @@ export async function insertPageLink(scope: TenantScope, row: Omit<Insertable<Pa
   await scope.insertInto('page_links', row).execute();
 }
 
+/** The audience, if its page is not deleted: a deleted page's audiences are invisible everywhere. */
 export async function findAudienceForLink(scope: TenantScope, audienceId: string) {
   return scope
     .selectFrom('audiences')
+    .innerJoin('pages', (join) =>
+      join.onRef('pages.id', '=', 'audiences.page_id').onRef('pages.tenant_id', '=', 'audiences.tenant_id'),
+    )
     .select(['audiences.id', 'audiences.archived_at'])
     .where('audiences.id', '=', audienceId)
+    .where('pages.deleted_at', 'is', null)
     .executeTakeFirst();
 }
 

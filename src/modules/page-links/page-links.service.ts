@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { PageLinksTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
-import { AppError, conflict, notFound, validationFailed } from '../../http/errors.js';
+import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { findTenantDomain } from '../tenant-domains/index.js';
@@ -84,11 +84,35 @@ async function checkPathFree(tx: TenantScope, domainKey: string, path: string, s
   if (other !== undefined && other.id !== self) throw pathTaken(path, other.id);
 }
 
-/** Two links written to the same free path at once: the unique index decides. */
-function uniquePathViolation(error: unknown): unknown {
-  return isUniqueViolation(error)
-    ? new AppError('page_link_path_taken', 'Another page link already uses this path on this domain.', [], 409)
-    : error;
+/** Where a write puts a link: the path it must hold alone on its domain. */
+interface PathClaim {
+  domainKey: string;
+  path: string;
+}
+
+/** Rounds of a write that lost a path race to a link that was gone again when we looked. */
+const PATH_RACE_ROUNDS = 3;
+
+/**
+ * Runs a link write; when it lost a race for a free path (two writes passed `checkPathFree` at
+ * once, and the unique index let the first commit win), answers the documented 409 naming the
+ * winner, read after the failed transaction. `write` reports the path it claims through `claim`
+ * before it writes. If the winner has already moved away or been deleted, the write runs again.
+ */
+async function writeOnFreePath<R>(scope: TenantScope, write: (claim: (c: PathClaim) => void) => Promise<R>) {
+  for (let round = 1; ; round++) {
+    let claimed: PathClaim | null = null;
+    try {
+      return await write((c) => (claimed = c));
+    } catch (error) {
+      const attempted = claimed as PathClaim | null;
+      // Inside a caller's transaction the failed statement has aborted it: nothing more to read.
+      if (!isUniqueViolation(error) || attempted === null || scope.inTransaction) throw error;
+      const winner = await q.findLinkAtPath(scope, attempted.domainKey, attempted.path);
+      if (winner !== undefined) throw pathTaken(attempted.path, winner.id);
+      if (round === PATH_RACE_ROUNDS) throw error;
+    }
+  }
 }
 
 /**
@@ -101,8 +125,8 @@ export async function patchPageLink(
   pageLinkId: string,
   patch: PageLinkPatchBody,
 ): Promise<PageLink> {
-  try {
-    return await scope.transaction(async (tx) => {
+  return writeOnFreePath(scope, (claim) =>
+    scope.transaction(async (tx) => {
       const row = await q.findPageLink(tx, pageLinkId, { lock: true });
       if (row === undefined) throw notFound('page link', pageLinkId);
       const changes: Updateable<PageLinksTable> = {};
@@ -124,15 +148,18 @@ export async function patchPageLink(
       if (Object.keys(changes).length === 0) return toPageLink(row);
 
       if (changes.path !== undefined || changes.domain_key !== undefined) {
-        await checkPathFree(tx, changes.domain_key ?? row.tenant_domain_id ?? '', changes.path ?? row.path, pageLinkId);
+        const target = {
+          domainKey: changes.domain_key ?? row.tenant_domain_id ?? '',
+          path: changes.path ?? row.path,
+        };
+        await checkPathFree(tx, target.domainKey, target.path, pageLinkId);
+        claim(target);
       }
       changes.updated_at = isoNow(clock);
       await q.updatePageLink(tx, pageLinkId, changes);
       return toPageLink((await q.findPageLink(tx, pageLinkId))!);
-    });
-  } catch (error) {
-    throw uniquePathViolation(error);
-  }
+    }),
+  );
 }
 
 /**
@@ -141,12 +168,13 @@ export async function patchPageLink(
  */
 export async function createPageLink(scope: TenantScope, clock: Clock, body: PageLinkCreateBody): Promise<PageLink> {
   const tenantDomainId = body.tenantDomainId ?? null;
-  try {
-    return await scope.transaction(async (tx) => {
+  return writeOnFreePath(scope, (claim) =>
+    scope.transaction(async (tx) => {
       const path = normalizePath(body.path);
       await checkDomain(tx, tenantDomainId);
       await checkTarget(tx, body.target.audienceId);
       await checkPathFree(tx, tenantDomainId ?? '', path, null);
+      claim({ domainKey: tenantDomainId ?? '', path });
       const id = newId('pageLink');
       const now = isoNow(clock);
       await q.insertPageLink(tx, {
@@ -161,10 +189,8 @@ export async function createPageLink(scope: TenantScope, clock: Clock, body: Pag
         deleted_at: null,
       });
       return toPageLink((await q.findPageLink(tx, id))!);
-    });
-  } catch (error) {
-    throw uniquePathViolation(error);
-  }
+    }),
+  );
 }
 
 export async function listPageLinks(scope: TenantScope, audienceId: string | null, window: KeysetWindow) {

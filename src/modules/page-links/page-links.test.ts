@@ -133,6 +133,32 @@ describe('PATCH /v0/page_links/{page_link_id}', () => {
     expect(await rows()).toEqual(before);
   });
 
+  it('refuses an audience whose page is deleted, as an unknown one (422), on PATCH and POST alike', async () => {
+    const id = await link();
+    const onDeletedPage = await makeAudience(alice.scope, t.clock);
+    await alice.scope
+      .updateTable('pages')
+      .set({ deleted_at: t.clock.now().toISOString() })
+      .where('id', '=', onDeletedPage.pageId)
+      .execute();
+    const before = await rows();
+    const target = { targetType: 'audience', audienceId: onDeletedPage.audienceId };
+    const patched = await patch(alice, id, { target });
+    const created = await t.request(alice, {
+      method: 'POST',
+      url: '/v0/page_links',
+      payload: { path: '/on-a-deleted-page', tenantDomainId: domain, target },
+    });
+    for (const res of [patched, created]) {
+      expect(res.statusCode).toBe(422);
+      expect(problem(res).errors).toEqual([
+        { path: '/body/target/audienceId', message: 'must be the id of one of your audiences' },
+      ]);
+    }
+    expect(await rows()).toEqual(before);
+    // (a link made before its page was deleted is not served either: site.test.ts)
+  });
+
   it('refuses a tenantDomainId that is not one of the tenant’s domains (422)', async () => {
     const id = await link();
     const before = await rows();
@@ -223,6 +249,43 @@ describe('POST /v0/page_links (extension)', () => {
       expect(problem(res).errors.map((e) => e.path)).toContain(path);
     }
     expect(await rows()).toEqual(before);
+  });
+});
+
+describe('page links: concurrent writes to one free path', () => {
+  it('creates one link; every loser gets page_link_path_taken naming the winner', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        t.request(alice, {
+          method: 'POST',
+          url: '/v0/page_links',
+          payload: {
+            path: '/race/create',
+            tenantDomainId: domain,
+            target: { targetType: 'audience', audienceId: audience },
+          },
+        }),
+      ),
+    );
+    const created = results.filter((r) => r.statusCode === 201);
+    expect(created).toHaveLength(1);
+    const winner = created[0]!.json().pageLinkId;
+    for (const res of results.filter((r) => r.statusCode !== 201)) {
+      expect(res.statusCode).toBe(409);
+      expect(problem(res)).toMatchObject({ code: 'page_link_path_taken', conflictingPageLinkId: winner });
+    }
+  });
+
+  it('moves one link onto the path; every loser gets page_link_path_taken naming the winner', async () => {
+    const movers = await Promise.all(Array.from({ length: 16 }, () => link()));
+    const results = await Promise.all(movers.map((id) => patch(alice, id, { path: '/race/patch' })));
+    const moved = results.filter((r) => r.statusCode === 200);
+    expect(moved).toHaveLength(1);
+    const winner = moved[0]!.json().pageLinkId;
+    for (const res of results.filter((r) => r.statusCode !== 200)) {
+      expect(res.statusCode).toBe(409);
+      expect(problem(res)).toMatchObject({ code: 'page_link_path_taken', conflictingPageLinkId: winner });
+    }
   });
 });
 

@@ -27,6 +27,12 @@ export const PAGE_LIMITS = {
   footerLinks: 50,
   scripts: 20,
   keywords: 50,
+  /**
+   * A whole page, as the JSON text of the Page the API returns (UTF-8 bytes). Each field is
+   * bounded, but fields are patched one at a time, so without this a page could grow without end
+   * and a list of 100 of them with it (docs/api.md, Pages).
+   */
+  pageJsonBytes: 256 * 1024,
 } as const;
 
 export const PAGE_TYPES = ['inbound', 'outbound', 'call_followup', 'sales_deck', 'custom'] as const;

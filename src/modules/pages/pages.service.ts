@@ -7,7 +7,15 @@ import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import * as q from './pages.queries.js';
-import type { Metadata, Page, PagePatchBody, PageSearchItem, PageStatus, PageType } from './pages.schemas.js';
+import {
+  PAGE_LIMITS,
+  type Metadata,
+  type Page,
+  type PagePatchBody,
+  type PageSearchItem,
+  type PageStatus,
+  type PageType,
+} from './pages.schemas.js';
 
 /** An action as stored: its position in the array is its `actionIndex`. */
 interface StoredAction {
@@ -121,9 +129,18 @@ export async function patchPage(scope: TenantScope, clock: Clock, pageId: string
     if (Object.keys(changes).length === 0) return toPage(row);
     changes.updated_at = isoNow(clock);
     await q.updatePage(tx, pageId, changes);
-    const updated = await q.findPage(tx, pageId);
-    return toPage(updated!);
+    // Measured on the page as stored and returned; too large, and the transaction rolls back.
+    return withinSizeLimit(toPage((await q.findPage(tx, pageId))!));
   });
+}
+
+function withinSizeLimit(page: Page): Page {
+  const bytes = Buffer.byteLength(JSON.stringify(page));
+  if (bytes > PAGE_LIMITS.pageJsonBytes) {
+    const message = `would make the page ${bytes} bytes of JSON; a page is at most ${PAGE_LIMITS.pageJsonBytes} bytes`;
+    throw new AppError('page_too_large', `The request is invalid: /body ${message}.`, [{ path: '/body', message }]);
+  }
+  return page;
 }
 
 export interface NewPage {
@@ -147,26 +164,35 @@ export interface NewPage {
 export async function createPage(scope: TenantScope, clock: Clock, input: NewPage): Promise<string> {
   const now = isoNow(clock);
   const actions = (input.actions ?? []).map((a) => ({ actionId: newId('action'), ...a }));
-  const id = newId('page');
-  await q.insertPage(scope, {
-    id,
+  const page: q.PageRow = {
+    id: newId('page'),
     name: input.name,
     title: input.title,
     page_context: input.pageContext,
     page_type: input.pageType,
     status: input.status,
     brand_id: input.brandId,
-    actions: json(actions),
-    action_card_widgets: json(input.actionCardWidgets ?? []),
-    footer_links: json(input.footerLinks ?? []),
-    scripts: json(input.scripts ?? []),
+    actions,
+    action_card_widgets: input.actionCardWidgets ?? [],
+    footer_links: input.footerLinks ?? [],
+    scripts: input.scripts ?? [],
     header_action_id:
       input.headerActionIndex !== undefined ? (actions[input.headerActionIndex]?.actionId ?? null) : null,
-    metadata: json(input.metadata ?? {}),
+    metadata: input.metadata ?? {},
+    audiences_count: 0,
     created_at: now,
     updated_at: now,
     archived_at: input.status === 'archived' ? now : null,
     deleted_at: input.deleted ? now : null,
+  };
+  withinSizeLimit(toPage(page));
+  await q.insertPage(scope, {
+    ...page,
+    actions: json(page.actions),
+    action_card_widgets: json(page.action_card_widgets),
+    footer_links: json(page.footer_links),
+    scripts: json(page.scripts),
+    metadata: json(page.metadata),
   });
-  return id;
+  return page.id;
 }

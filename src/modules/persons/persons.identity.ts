@@ -1,4 +1,5 @@
-import { canonicalDomain, FREE_MAIL_DOMAINS } from '../../lib/domain-name.js';
+import { canonicalDomain } from '../../lib/domain-name.js';
+import { isFreeMailDomain } from '../../lib/mail-domains.js';
 
 /**
  * How a person is recognized (docs/api.md, Persons): by email (case-insensitive), phone number
@@ -39,12 +40,12 @@ export function normalizeSocialProfileUrl(input: string): Normalized {
   return { ok: true, value: `${host.domain}${path}`.toLowerCase() };
 }
 
-/** The email's domain when it says which company the person works for (not a free-mail provider). */
+/** The email's domain when it says which company the person works for (not a free-mail or disposable provider). */
 export function workEmailDomain(emailNormalized: string | null): string | null {
   if (emailNormalized === null) return null;
   const at = emailNormalized.lastIndexOf('@');
   const domain = canonicalDomain(emailNormalized.slice(at + 1));
-  if (!domain.ok || FREE_MAIL_DOMAINS.has(domain.domain)) return null;
+  if (!domain.ok || isFreeMailDomain(domain.domain)) return null;
   return domain.domain;
 }
 

@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
-import { substringMatch } from '../../db/dialect.js';
+import { forUpdate, substringMatch } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PersonsTable } from '../../db/schema.js';
@@ -34,6 +34,17 @@ const personById = preparedQuery((scope, p: { personId: string }) =>
 export async function findPerson(scope: TenantScope, personId: string) {
   const [row] = await personById(scope, { personId });
   return row;
+}
+
+/**
+ * The person, locked until the transaction ends (PostgreSQL; SQLite's writer already holds the
+ * database): for writes whose values derive from the row (its account link from domain and email).
+ */
+export async function lockPerson(scope: TenantScope, personId: string) {
+  return forUpdate(
+    scope.engine,
+    scope.selectFrom('persons').select(PERSON_COLUMNS).where('persons.id', '=', personId),
+  ).executeTakeFirst();
 }
 
 // A type (not an interface) so that it can be a prepared query's values.

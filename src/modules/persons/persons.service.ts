@@ -84,6 +84,19 @@ const IDENTITY_FIELDS = [
   { field: 'socialProfileUrl', column: 'social_profile_normalized', key: 'socialNormalized' },
 ] as const;
 
+/** The 409 for an identity `other` holds among those a request asked for. */
+function identityTaken(other: q.PersonRow, identity: q.Identity) {
+  const taken = IDENTITY_FIELDS.find((f) => identity[f.key] !== null && other[f.column] === identity[f.key])!;
+  return conflict(
+    'person_identity_taken',
+    `Another person (${other.id}) already has this ${taken.field}; a person's email, phone number and social profile are unique.`,
+    { personId: other.id, field: taken.field },
+  );
+}
+
+/** Rounds of a PATCH that lost an identity race to a person who let it go again before we looked. */
+const IDENTITY_RACE_ROUNDS = 3;
+
 /**
  * PATCH semantics (docs/api.md, endpoint 10): absent fields are unchanged, `null` clears; email,
  * phone number and social profile stay unique in the tenant (409 `person_identity_taken` names
@@ -112,49 +125,67 @@ export async function patchPerson(
         ? null
         : valid(normalizeSocialProfileUrl(patch.socialProfileUrl), '/body/socialProfileUrl');
   }
+  const requested: q.Identity = {
+    emailNormalized: next.email_normalized ?? null,
+    phoneNumber: next.phone_number ?? null,
+    socialNormalized: next.social_profile_normalized ?? null,
+  };
 
-  return scope.transaction(async (tx) => {
-    const row = await q.findPerson(tx, personId);
-    if (row === undefined) throw notFound('person', personId);
-
-    const changes: Updateable<PersonsTable> = {};
-    for (const [column, value] of Object.entries(next) as [keyof PersonsTable, string | null][]) {
-      if (row[column as keyof q.PersonRow] !== value) (changes as Record<string, unknown>)[column] = value;
+  for (let round = 1; ; round++) {
+    try {
+      return await scope.transaction((tx) => applyPatch(tx, clock, personId, next));
+    } catch (error) {
+      // Two PATCHes gave one identity to two persons at once: both passed the look-up, the unique
+      // index let the first commit win. Answer as if the look-up had seen the winner.
+      if (!isUniqueViolation(error) || scope.inTransaction) throw error;
+      const holder = (await q.findByIdentity(scope, requested)).find((other) => other.id !== personId);
+      if (holder !== undefined) throw identityTaken(holder, requested);
+      if (round === IDENTITY_RACE_ROUNDS) throw error;
     }
-    if (Object.keys(changes).length === 0) return toPerson(row);
+  }
+}
 
-    const identity: q.Identity = {
-      emailNormalized: changes.email_normalized ?? null,
-      phoneNumber: changes.phone_number ?? null,
-      socialNormalized: changes.social_profile_normalized ?? null,
-    };
-    if (identity.emailNormalized ?? identity.phoneNumber ?? identity.socialNormalized) {
-      for (const other of await q.findByIdentity(tx, identity)) {
-        if (other.id === row.id) continue;
-        const taken = IDENTITY_FIELDS.find((f) => identity[f.key] !== null && other[f.column] === identity[f.key])!;
-        throw conflict(
-          'person_identity_taken',
-          `Another person (${other.id}) already has this ${taken.field}; a person's email, phone number and social profile are unique.`,
-          { personId: other.id, field: taken.field },
-        );
-      }
-    }
+async function applyPatch(
+  tx: TenantScope,
+  clock: Clock,
+  personId: string,
+  next: Partial<Record<keyof PersonsTable, string | null>>,
+): Promise<Person> {
+  // Locked: the account link is computed from the row, and a concurrent PATCH of the other half
+  // (domain vs email) must see this one's result, not the row as it was before.
+  const row = await q.lockPerson(tx, personId);
+  if (row === undefined) throw notFound('person', personId);
 
-    const accountDomain = accountDomainOf({
-      domain: next.domain !== undefined ? next.domain : row.domain,
-      email_normalized: next.email_normalized !== undefined ? next.email_normalized : row.email_normalized,
-    });
-    if (accountDomain !== row.account_domain) changes.account_domain = accountDomain;
-    changes.updated_at = isoNow(clock);
-    await q.updatePerson(tx, personId, changes);
+  const changes: Updateable<PersonsTable> = {};
+  for (const [column, value] of Object.entries(next) as [keyof PersonsTable, string | null][]) {
+    if (row[column as keyof q.PersonRow] !== value) (changes as Record<string, unknown>)[column] = value;
+  }
+  if (Object.keys(changes).length === 0) return toPerson(row);
 
-    if (changes.account_domain) {
-      // The person's history comes along to its new account.
-      const latest = await q.latestLogAt(tx, personId);
-      if (latest !== null) await recordAccountActivity(tx, changes.account_domain, latest);
-    }
-    return toPerson((await q.findPerson(tx, personId))!);
+  const identity: q.Identity = {
+    emailNormalized: changes.email_normalized ?? null,
+    phoneNumber: changes.phone_number ?? null,
+    socialNormalized: changes.social_profile_normalized ?? null,
+  };
+  if (identity.emailNormalized ?? identity.phoneNumber ?? identity.socialNormalized) {
+    const other = (await q.findByIdentity(tx, identity)).find((p) => p.id !== row.id);
+    if (other !== undefined) throw identityTaken(other, identity);
+  }
+
+  const accountDomain = accountDomainOf({
+    domain: next.domain !== undefined ? next.domain : row.domain,
+    email_normalized: next.email_normalized !== undefined ? next.email_normalized : row.email_normalized,
   });
+  if (accountDomain !== row.account_domain) changes.account_domain = accountDomain;
+  changes.updated_at = isoNow(clock);
+  await q.updatePerson(tx, personId, changes);
+
+  if (changes.account_domain) {
+    // The person's history comes along to its new account.
+    const latest = await q.latestLogAt(tx, personId);
+    if (latest !== null) await recordAccountActivity(tx, changes.account_domain, latest);
+  }
+  return toPerson((await q.findPerson(tx, personId))!);
 }
 
 export interface ResolveInput extends IdentityInput {
@@ -268,6 +299,40 @@ async function fillMissingIdentities(
   identity: q.Identity,
   candidates: q.PersonRow[],
 ) {
+  // Most log entries name identities the person already has: decide that from the row as read,
+  // and lock only when there is something to fill.
+  if (Object.keys(missingIdentities(person, input, identity, candidates)).length === 0) return;
+  // The account link derives from the person's domain and email: read them locked, so that a
+  // concurrent PATCH {domain} is either seen here or sees this fill (never a stale link).
+  const current = await q.lockPerson(tx, person.id);
+  if (current === undefined) return;
+  Object.assign(person, current);
+  const changes = missingIdentities(person, input, identity, candidates);
+  if (Object.keys(changes).length === 0) return;
+  changes.updated_at = isoNow(clock);
+  const accountDomain = accountDomainOf({
+    domain: person.domain,
+    email_normalized: changes.email_normalized ?? person.email_normalized,
+  });
+  if (accountDomain !== person.account_domain) changes.account_domain = accountDomain;
+
+  // A concurrent request (PostgreSQL) may have given one of these to another person since we
+  // looked: then the fill is skipped rather than failing the log entry.
+  try {
+    await tx.savepoint('fill_identities', (sp) => q.updatePerson(sp, person.id, changes));
+    Object.assign(person, changes);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+  }
+}
+
+/** The identities of the request that `person` lacks and no other candidate holds. */
+function missingIdentities(
+  person: q.PersonRow,
+  input: ResolveInput,
+  identity: q.Identity,
+  candidates: q.PersonRow[],
+): Updateable<PersonsTable> {
   const changes: Updateable<PersonsTable> = {};
   const heldByOther = (column: (typeof IDENTITY_FIELDS)[number]['column'], value: string) =>
     candidates.some((c) => c.id !== person.id && c[column] === value);
@@ -286,20 +351,5 @@ async function fillMissingIdentities(
       changes.social_profile_normalized = identity.socialNormalized;
     }
   }
-  if (Object.keys(changes).length === 0) return;
-  changes.updated_at = isoNow(clock);
-  const accountDomain = accountDomainOf({
-    domain: person.domain,
-    email_normalized: changes.email_normalized ?? person.email_normalized,
-  });
-  if (accountDomain !== person.account_domain) changes.account_domain = accountDomain;
-
-  // A concurrent request (PostgreSQL) may have given one of these to another person since we
-  // looked: then the fill is skipped rather than failing the log entry.
-  try {
-    await tx.savepoint('fill_identities', (sp) => q.updatePerson(sp, person.id, changes));
-    Object.assign(person, changes);
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-  }
+  return changes;
 }

@@ -126,6 +126,24 @@ describe('PATCH /v0/persons/{id}', () => {
     expect((await get(alice, id)).json()).toEqual(before);
   });
 
+  it('concurrent PATCHes giving one email to many persons: one wins, the others get person_identity_taken', async () => {
+    for (const [field, value] of [
+      ['email', 'contested@corp.example'],
+      ['phoneNumber', '+15550777'],
+      ['socialProfileUrl', 'https://x.com/contested'],
+    ] as const) {
+      const persons = await Promise.all(Array.from({ length: 12 }, () => makePerson(alice.scope, t.clock)));
+      const results = await Promise.all(persons.map((id) => patch(alice, id, { [field]: value })));
+      const won = results.filter((r) => r.statusCode === 200);
+      expect(won, field).toHaveLength(1);
+      const holder = won[0]!.json().personId;
+      for (const res of results.filter((r) => r.statusCode !== 200)) {
+        expect(res.statusCode, field).toBe(409);
+        expect(problem(res)).toMatchObject({ code: 'person_identity_taken', personId: holder, field });
+      }
+    }
+  });
+
   it('is 404 for another tenant’s person and changes nothing', async () => {
     const bobs = await makePerson(bob.scope, t.clock, { name: 'Bob Person' });
     const res = await patch(alice, bobs, { name: 'Hijacked' });

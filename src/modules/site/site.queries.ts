@@ -20,7 +20,7 @@ function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: str
           .on('l.deleted_at', 'is', null)
           .on((eb) => eb.or([eb('l.domain_key', '=', eb.ref('d.id')), eb('l.domain_key', '=', sql.lit(''))])),
       )
-      .select(['d.tenant_id', sql.lit(kind).as('kind'), 'l.domain_key']);
+      .select(['d.tenant_id', sql.lit(kind).as('kind'), 'l.domain_key', 'l.id as link_id']);
   const exact = base('exact', v.path).innerJoin('audiences as a', (join) =>
     join.onRef('a.id', '=', 'l.audience_id').onRef('a.tenant_id', '=', 'd.tenant_id'),
   );

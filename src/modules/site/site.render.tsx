@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 
 import { renderToStaticMarkup } from 'preact-render-to-string';
+import {
+  FORM_FIELDS,
+  FORM_LIMITS,
+  HIDDEN,
+  HONEYPOT_FIELD,
+  type FieldProblem,
+  type FormField,
+  type FormValues,
+} from '../form-submissions/index.js';
 import type { ActionModel, FooterGroupModel, HeadModel, PageModel, ScriptModel, WidgetModel } from './site.model.js';
 
 /**
@@ -109,26 +118,168 @@ export function ActionButton({ action, large = false }: { action: ActionModel; l
   );
 }
 
+/** A refused submission shown again without JavaScript: the visitor's values and what is wrong. */
+export interface FormState {
+  actionId: string;
+  values: FormValues;
+  problems: FieldProblem[];
+}
+
+const FIELD_VIEW: Record<
+  FormField,
+  {
+    label: string;
+    type: 'email' | 'text' | 'tel' | 'textarea';
+    autocomplete: string;
+    hint?: string;
+    inputmode?: 'tel';
+  }
+> = {
+  email: { label: 'Work email', type: 'email', autocomplete: 'email' },
+  name: { label: 'Name', type: 'text', autocomplete: 'name' },
+  phoneNumber: {
+    label: 'Phone',
+    type: 'tel',
+    autocomplete: 'tel',
+    inputmode: 'tel',
+    hint: 'International format, e.g. +14155550123',
+  },
+  company: { label: 'Company', type: 'text', autocomplete: 'organization' },
+  message: { label: 'Message', type: 'textarea', autocomplete: 'off' },
+};
+
 /**
- * Where a form-type action's form goes. The forms feature renders the real `<form>` here, from
- * `action.form.formId` and `action.form.formInstructions` (the audience's overrides); until then
- * the action keeps its instructions and its own link.
+ * A form-type action's form (docs/forms.md): a plain POST to the page's own address, so it works
+ * without JavaScript; the page script adds the per-view token, the session and the fill time, and
+ * submits with fetch. The markup is the same for every visitor (no token in it), except when a
+ * refused submission is shown again with its values and errors (`state`, never cached).
  */
-export function ActionForm({ action }: { action: ActionModel & { form: NonNullable<ActionModel['form']> } }) {
+export function ActionForm({
+  action,
+  audienceId,
+  state,
+}: {
+  action: ActionModel & { form: NonNullable<ActionModel['form']> };
+  audienceId: string;
+  state: FormState | null;
+}) {
+  const base = `ap-${action.actionId}`;
+  const anchor = `ap-form-${action.actionId}`;
+  const problems = state?.problems ?? [];
+  const problemOf = (field: string) => problems.find((p) => p.field === field)?.message ?? null;
+  const general = problemOf('form');
   return (
-    <div class="ap-form" data-ap-form={action.actionId} data-form-id={action.form.formId ?? undefined}>
+    <div class="ap-form" id={anchor} data-form-id={action.form.formId ?? undefined}>
       {action.form.formInstructions !== null && <p class="ap-form-instructions">{action.form.formInstructions}</p>}
-      <ActionButton action={action} />
+      <div class="ap-form-sent" id={`ap-sent-${action.actionId}`} role="status" tabindex={-1}>
+        <p class="ap-form-sent-title">Thank you!</p>
+        <p>Your details have been sent. We will be in touch soon.</p>
+      </div>
+      <form
+        method="post"
+        action={`#${encodeURIComponent(anchor)}`}
+        class="ap-form-fields"
+        data-ap-form={action.actionId}
+        accept-charset="utf-8"
+      >
+        <div class="ap-form-summary" id={`${base}-summary`} role="alert" tabindex={-1} hidden={problems.length === 0}>
+          {problems.length > 0 && (
+            <>
+              <p class="ap-form-summary-title">
+                {general !== null ? general : 'Please correct the following and send again:'}
+              </p>
+              <ul>
+                {problems
+                  .filter((p) => p.field !== 'form')
+                  .map((p) => (
+                    <li>
+                      <a href={`#${base}-${p.field}`}>{p.message}</a>
+                    </li>
+                  ))}
+              </ul>
+            </>
+          )}
+        </div>
+        {FORM_FIELDS.map((field) => {
+          const view = FIELD_VIEW[field];
+          const id = `${base}-${field}`;
+          const error = problemOf(field);
+          const described = [view.hint ? `${id}-hint` : null, error !== null ? `${id}-error` : null]
+            .filter((x) => x !== null)
+            .join(' ');
+          const common = {
+            id,
+            name: field,
+            autocomplete: view.autocomplete,
+            maxlength: FORM_LIMITS[field],
+            required: field === 'email',
+            'aria-invalid': error !== null ? ('true' as const) : undefined,
+            'aria-describedby': described === '' ? undefined : described,
+          };
+          const value = state?.values[field] ?? undefined;
+          return (
+            <div class={`ap-field ap-field--${field}`}>
+              <label for={id}>
+                {view.label}
+                {field === 'email' ? (
+                  <span class="ap-required"> (required)</span>
+                ) : (
+                  <span class="ap-optional"> (optional)</span>
+                )}
+              </label>
+              {view.hint !== undefined && (
+                <p class="ap-field-hint" id={`${id}-hint`}>
+                  {view.hint}
+                </p>
+              )}
+              {view.type === 'textarea' ? (
+                <textarea {...common} rows={4}>
+                  {value}
+                </textarea>
+              ) : (
+                <input {...common} type={view.type as 'text'} inputmode={view.inputmode} value={value} />
+              )}
+              <p class="ap-field-error" id={`${id}-error`} hidden={error === null}>
+                {error}
+              </p>
+            </div>
+          );
+        })}
+        <div class="ap-hp" aria-hidden="true">
+          <label for={`${base}-${HONEYPOT_FIELD}`}>Leave this field empty</label>
+          <input id={`${base}-${HONEYPOT_FIELD}`} type="text" name={HONEYPOT_FIELD} tabindex={-1} autocomplete="off" />
+        </div>
+        <input type="hidden" name={HIDDEN.audience} value={audienceId} />
+        <input type="hidden" name={HIDDEN.action} value={action.actionId} />
+        <input type="hidden" name={HIDDEN.token} value="" />
+        <input type="hidden" name={HIDDEN.session} value="" />
+        <input type="hidden" name={HIDDEN.elapsed} value="" />
+        <button type="submit" class="ap-button ap-form-submit">
+          {action.buttonTitle}
+        </button>
+      </form>
     </div>
   );
 }
 
-function ActionCard({ action }: { action: ActionModel }) {
+function ActionCard({
+  action,
+  audienceId,
+  formState,
+}: {
+  action: ActionModel;
+  audienceId: string;
+  formState: FormState | null;
+}) {
   return (
-    <li class="ap-card" id={`action-${action.actionId}`}>
+    <li class={action.form !== null ? 'ap-card ap-card--form' : 'ap-card'} id={`action-${action.actionId}`}>
       {action.purpose.trim() !== '' && <p class="ap-purpose">{action.purpose}</p>}
       {action.form !== null ? (
-        <ActionForm action={action as ActionModel & { form: NonNullable<ActionModel['form']> }} />
+        <ActionForm
+          action={action as ActionModel & { form: NonNullable<ActionModel['form']> }}
+          audienceId={audienceId}
+          state={formState?.actionId === action.actionId ? formState : null}
+        />
       ) : (
         <ActionButton action={action} />
       )}
@@ -176,7 +327,7 @@ function Footer({ groups }: { groups: FooterGroupModel[] }) {
   );
 }
 
-function Body({ model, scripts }: { model: PageModel; scripts: string[] }) {
+function Body({ model, scripts, formState }: { model: PageModel; scripts: string[]; formState: FormState | null }) {
   const others = model.actions.filter((a) => a !== model.headerAction || a.form !== null);
   return (
     <body>
@@ -205,7 +356,7 @@ function Body({ model, scripts }: { model: PageModel; scripts: string[] }) {
             <h2 id="ap-next-steps">Next steps</h2>
             <ul class="ap-grid">
               {others.map((action) => (
-                <ActionCard action={action} />
+                <ActionCard action={action} audienceId={model.audienceId} formState={formState} />
               ))}
             </ul>
           </section>
@@ -240,7 +391,7 @@ export function readableOn(hex: string): string {
 }
 
 /** The whole page of one version. */
-export function renderPage(model: PageModel, ctx: RenderContext): RenderedPage {
+export function renderPage(model: PageModel, ctx: RenderContext, formState: FormState | null = null): RenderedPage {
   const absolute = (url: string) => (url.startsWith('/') ? `${ctx.origin}${url}` : url);
   const scripts = model.scripts.map((s: ScriptModel) => inertScript(s.content));
   const html =
@@ -248,7 +399,7 @@ export function renderPage(model: PageModel, ctx: RenderContext): RenderedPage {
     renderToStaticMarkup(
       <html lang="en" style={accentStyle(model.accent)}>
         <Head head={model.head} ctx={ctx} absolute={absolute} />
-        <Body model={model} scripts={scripts} />
+        <Body model={model} scripts={scripts} formState={formState} />
       </html>,
     );
   return { html, csp: contentSecurityPolicy([sha256(loaderScript(ctx.assets.script)), ...scripts.map(sha256)]) };

@@ -15,7 +15,7 @@ import { findCandidates, type Candidate } from './site.queries.js';
  * after the same two statements, so route keys cannot be told from missing pages.
  */
 export type Resolution =
-  | { status: 200; tenantId: string; versionId: string; audienceId: string; pageId: string }
+  | { status: 200; tenantId: string; versionId: string; audienceId: string; pageId: string; pageLinkId: string }
   | { status: 404 }
   | { status: 410 };
 
@@ -67,6 +67,7 @@ export function choose(candidates: Candidate[]): Resolution {
     versionId: chosen.version_id,
     audienceId: chosen.audience_id,
     pageId: chosen.page_id,
+    pageLinkId: chosen.link_id,
   };
 }
 

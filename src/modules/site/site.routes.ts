@@ -1,6 +1,8 @@
 import compress from '@fastify/compress';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { loadServiceSecret } from '../../db/service-secrets.js';
+import { AppError } from '../../http/errors.js';
+import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { SessionTokens } from '../audience-sessions/index.js';
@@ -8,6 +10,7 @@ import { fileRuntime } from '../files/index.js';
 import { pageHostsFor, type PageHosts } from '../tenant-domains/index.js';
 import { chooseEncoding, etagFor, notModified } from './site.cache.js';
 import { COLLECT_BODY_LIMIT, collector } from './site.collect.js';
+import { FORM_BODY_LIMIT, formHandler } from './site.forms.js';
 import { ERROR_PAGE_CSP, renderErrorPage } from './site.render.js';
 import { PageService } from './site.service.js';
 import { staticAssets } from './site.static.js';
@@ -82,11 +85,8 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   await app.register(compress, { global: true, encodings: ['br', 'gzip'], threshold: 1024 });
   app.removeAllContentTypeParsers();
   const json = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser(
-    ['text/plain', 'application/json'],
-    { parseAs: 'string', bodyLimit: COLLECT_BODY_LIMIT },
-    json,
-  );
+  // No parser-wide limit: each route says how large its body may be.
+  app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, json);
 
   const sendError = (reply: FastifyReply, status: number) =>
     reply
@@ -198,14 +198,63 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     },
   });
 
+  const submit = formHandler({
+    database,
+    clock,
+    pages,
+    tokens,
+    notify: app.ctx.notify,
+    perClientPerMinute: config.formSubmissionsPerMinute,
+    minFillMs: config.formMinFillMs,
+    dedupeWindowSeconds: config.formDedupeWindowSeconds,
+    origin,
+    sendError,
+  });
+
+  /** What is refused before the form handler runs (the body parser): a clear problem, never a 5xx. */
+  const formErrors = (
+    error: { statusCode?: number; status?: number; code?: string },
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
+    const status = error.status ?? error.statusCode ?? 500;
+    if (status >= 500) return htmlErrors(error, request, reply);
+    reply.header('cache-control', 'no-store');
+    if (status === 415) {
+      const detail = 'Send the form as application/x-www-form-urlencoded (a plain HTML form) or application/json.';
+      return sendProblem(request, reply, new AppError('unsupported_media_type', detail));
+    }
+    if (status === 413) {
+      const detail = `The form is larger than the limit of ${FORM_BODY_LIMIT / 1024} KiB.`;
+      return sendProblem(request, reply, new AppError('payload_too_large', detail));
+    }
+    return sendProblem(request, reply, new AppError('malformed_json', 'The form body could not be read.'));
+  };
+
+  // A page's forms post to the page's own address (docs/forms.md); only they take form bodies.
+  await app.register(async (forms) => {
+    forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    forms.route({
+      method: 'POST',
+      url: '/*',
+      constraints,
+      bodyLimit: FORM_BODY_LIMIT,
+      schema: { hide: true },
+      errorHandler: formErrors,
+      handler: async (request, reply) => submit(request, reply, requestHostname(request.headers.host) ?? ''),
+    });
+  });
+
   // Everything else on a page host: only pages live here.
   app.route({
     ...hidden,
-    method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/*',
     constraints,
     handler: async (_request, reply) => {
-      reply.header('allow', 'GET, HEAD');
+      reply.header('allow', 'GET, HEAD, POST');
       return sendError(reply, 405);
     },
   });

@@ -3,13 +3,14 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { liveAssetFileId } from '../assets/index.js';
 import { readCompletedFile, type FileStore } from '../files/index.js';
 import { RenderCache, type RenderedEntry } from './site.cache.js';
-import { pageModel } from './site.model.js';
+import { pageModel, type PageModel } from './site.model.js';
 import { findArtifact } from './site.queries.js';
-import { renderPage, type RenderAssets } from './site.render.js';
-import { resolvePage } from './site.resolve.js';
+import { renderPage, type FormState, type RenderAssets } from './site.render.js';
+import { resolvePage, type Resolution } from './site.resolve.js';
 import type { PageSigner } from './site.tokens.js';
 
 export type PageOutcome = { status: 200; entry: RenderedEntry } | { status: 404 | 410 };
+export type FormPageOutcome = (Extract<Resolution, { status: 200 }> & { model: PageModel }) | { status: 404 | 410 };
 
 /**
  * What a page host answers for a path: the rendered page of the link's published version (from
@@ -48,14 +49,33 @@ export class PageService {
   }
 
   async #render(key: string, tenantId: string, versionId: string, audienceId: string, origin: string) {
-    const artifact = await findArtifact(this.#scope(tenantId), versionId);
-    const model = pageModel(artifact, (_kind, id) => this.signer.imagePath(tenantId, id));
-    const { html, csp } = renderPage(model, {
-      origin,
-      viewToken: this.signer.viewToken(tenantId, audienceId),
-      assets: this.assets,
-    });
+    const model = await this.#model(tenantId, versionId);
+    const { html, csp } = this.render(model, tenantId, audienceId, origin, null);
     return this.#cache.set(key, html, csp);
+  }
+
+  async #model(tenantId: string, versionId: string): Promise<PageModel> {
+    const artifact = await findArtifact(this.#scope(tenantId), versionId);
+    return pageModel(artifact, (_kind, id) => this.signer.imagePath(tenantId, id));
+  }
+
+  /**
+   * The page a form is posted to (its own address): the link, page and audience it resolves to
+   * now, and the published version's model (to find the form's action). Not cached: posts are few.
+   */
+  async formPage(host: string, path: string): Promise<FormPageOutcome> {
+    const resolution = await resolvePage(this.database, host, path);
+    if (resolution.status !== 200) return resolution;
+    return { ...resolution, model: await this.#model(resolution.tenantId, resolution.versionId) };
+  }
+
+  /** A page rendered for one request (a refused form shown again with its values): never cached. */
+  render(model: PageModel, tenantId: string, audienceId: string, origin: string, formState: FormState | null) {
+    return renderPage(
+      model,
+      { origin, viewToken: this.signer.viewToken(tenantId, audienceId), assets: this.assets },
+      formState,
+    );
   }
 
   /** An image a page of the tenant shows (a file, or an asset's file), if it is still there. */

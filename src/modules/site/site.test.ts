@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainGeneration, makeAudience, publishPageDrafts } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
-import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { startTestApp, undocumented, type Tenant, type TestApp } from '../../../test/harness.js';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { buildApp } from '../../app.js';
@@ -87,13 +87,28 @@ describe('routing', () => {
 
   it('keeps the API off tenant hosts, and pages off the API host', async () => {
     for (const path of ['/v0/pages', '/docs', '/openapi.json', '/healthz', '/readyz', '/files/file_x']) {
-      const res = await t.app.inject({ method: 'GET', url: path, headers: { host: HOST, 'x-api-key': alice.apiKey } });
+      const res = await undocumented('a tenant host serves pages, not the API of the document', () =>
+        t.app.inject({ method: 'GET', url: path, headers: { host: HOST, 'x-api-key': alice.apiKey } }),
+      );
       expect(res.statusCode, path).toBe(404);
       expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
     }
-    const post = await visit(t, HOST, '/v0/tenant_domains', {}, 'POST');
-    expect(post.statusCode).toBe(405);
-    expect(post.headers.allow).toBe('GET, HEAD');
+    // POST on a page host is a form submission (docs/forms.md): an API path is no page
+    const post = await undocumented('a tenant host serves pages, not the API of the document', () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v0/tenant_domains',
+        headers: { host: HOST, 'x-api-key': alice.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'hostname=x.example',
+      }),
+    );
+    expect(post.statusCode).toBe(404);
+    expect(post.headers['content-type']).toBe('text/html; charset=utf-8');
+    const del = await undocumented('a tenant host serves pages, not the API of the document', () =>
+      visit(t, HOST, '/v0/tenant_domains', {}, 'DELETE'),
+    );
+    expect(del.statusCode).toBe(405);
+    expect(del.headers.allow).toBe('GET, HEAD, POST');
     const api = await t.app.inject({ method: 'GET', url: '/offers/acme', headers: { host: 'localhost:3000' } });
     expect(api.statusCode).toBe(404);
     expect(api.headers['content-type']).toMatch(/problem\+json/);

@@ -50,7 +50,7 @@ export const webhookCommands: CliCommand[] = [
     summary: 'Deactivate a subscription (its pending deliveries are closed as failed)',
     positionals: 'SUBSCRIPTION_ID',
     run: async (ctx, { positionals }) => ({
-      subscription: await webhooks.deactivate(ctx.db, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
+      subscription: await webhooks.deactivate(ctx.database, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
     }),
   },
   {
@@ -58,7 +58,7 @@ export const webhookCommands: CliCommand[] = [
     summary: 'Reactivate a subscription',
     positionals: 'SUBSCRIPTION_ID',
     run: async (ctx, { positionals }) => ({
-      subscription: await webhooks.reactivate(ctx.db, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
+      subscription: await webhooks.reactivate(ctx.database, ctx.clock, positional(positionals, 'SUBSCRIPTION_ID')),
     }),
   },
   {
@@ -73,7 +73,7 @@ export const webhookCommands: CliCommand[] = [
           : Number(optionalText(values, 'grace-hours'));
       if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new Error('--grace-hours must be 0..720');
       return webhooks.rotateSecret(
-        ctx.db,
+        ctx.database,
         ctx.clock,
         secretBoxFor(ctx.config),
         positional(positionals, 'SUBSCRIPTION_ID'),

@@ -67,7 +67,7 @@ it('delivers everything after kill -9 of the service with deliveries pending and
   await createSubscription(
     scope,
     clock,
-    { secretBox: testSecretBox, policy: allowEverything },
+    { secretBox: testSecretBox, policy: allowEverything, maxSubscriptions: 1 },
     { url: receiver.url, events: ['page.version.created'], active: true },
   );
   const eventIds: string[] = [];

@@ -85,7 +85,7 @@ describe('signed delivery', () => {
   it('signs with both secrets during a rotation grace period, then only the new one', async () => {
     const { tenant, receiver, engine } = await setup();
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
-    const rotated = await webhooks.rotateSecret(db(), t.clock, testSecretBox, sub.subscriptionId, 24 * 3_600_000);
+    const rotated = await webhooks.rotateSecret(t.database, t.clock, testSecretBox, sub.subscriptionId, 24 * 3_600_000);
     expect(rotated.signingSecret).not.toBe(sub.signingSecret);
 
     await emit(tenant.scope, t.clock);
@@ -283,10 +283,10 @@ describe('deactivation', () => {
     // An operator deactivation closes what was pending; reactivate + replay sends it.
     const live = await subscribe(tenant.scope, t.clock, receiver.url);
     const event = await emit(tenant.scope, t.clock);
-    await webhooks.deactivate(db(), t.clock, live.subscriptionId);
+    await webhooks.deactivate(t.database, t.clock, live.subscriptionId);
     expect(await engine.drain()).toBe(0);
     expect(receiver.requests).toHaveLength(0);
-    await webhooks.reactivate(db(), t.clock, live.subscriptionId);
+    await webhooks.reactivate(t.database, t.clock, live.subscriptionId);
     expect(
       await webhooks.replayFailedSince(db(), t.clock, new Date(0).toISOString(), live.subscriptionId),
     ).toMatchObject({ replayed: 1 });

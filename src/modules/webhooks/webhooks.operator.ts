@@ -1,30 +1,28 @@
 import type { Kysely } from 'kysely';
+import type { Database } from '../../db/connect.js';
 import type { DB, WebhookDeliveryStatus } from '../../db/schema.js';
+import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import { isoNow, parseInstant, type Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../outbox/secret-box.js';
-import { newSigningSecret } from '../../outbox/signing.js';
-import { deactivateSubscription } from './webhooks.delivery.js';
 import * as q from './webhooks.queries.js';
-import { toSubscription, type SubscriptionRow } from './webhooks.service.js';
+import * as service from './webhooks.service.js';
+import { toDelivery, toSubscription } from './webhooks.service.js';
 import type { WebhookSubscription } from './webhooks.schemas.js';
 
-/** Operator administration (the CLI): works across tenants, on the raw database. */
+/**
+ * Operator administration (the CLI): works across tenants. What a tenant can do too (switch a
+ * subscription on or off, rotate its secret) runs through the tenant service, in the scope of
+ * the subscription's tenant: one code path for both.
+ */
 
-export type OperatorSubscription = WebhookSubscription & {
-  tenantId: string;
-  deactivatedReason: string | null;
-  failingSince: string | null;
-  previousSecretExpiresAt: string | null;
-};
+export type OperatorSubscription = WebhookSubscription & { tenantId: string; failingSince: string | null };
 
-function toOperatorSubscription(row: SubscriptionRow): OperatorSubscription {
+function toOperatorSubscription(row: q.SubscriptionRow): OperatorSubscription {
   return {
     ...toSubscription(row),
     tenantId: row.tenant_id,
-    deactivatedReason: row.deactivated_reason,
     failingSince: row.failing_since,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
   };
 }
 
@@ -32,10 +30,11 @@ export async function listSubscriptions(db: Kysely<DB>, filter: { tenantId?: str
   return (await q.listSubscriptions(db, filter)).map(toOperatorSubscription);
 }
 
-async function requireSubscription(db: Kysely<DB>, id: string) {
-  const row = await q.findSubscription(db, id);
-  if (row === undefined) throw notFound('webhook subscription', id);
-  return row;
+/** The scope of the tenant that owns a live subscription; 404 when there is none. */
+async function scopeOfSubscription(database: Database, id: string): Promise<TenantScope> {
+  const tenantId = await q.tenantOfSubscription(database.kysely, id);
+  if (tenantId === undefined) throw notFound('webhook subscription', id);
+  return new TenantScope(database.kysely, database.engine, tenantId);
 }
 
 export async function listDeliveries(
@@ -51,21 +50,7 @@ export async function listDeliveries(
     status: filter.status as WebhookDeliveryStatus | undefined,
     limit: filter.limit ?? 100,
   });
-  return rows.map((r) => ({
-    deliveryId: r.id,
-    tenantId: r.tenant_id,
-    subscriptionId: r.subscription_id,
-    eventId: r.event_id,
-    eventType: r.event_type,
-    status: r.status,
-    attempts: r.attempts,
-    nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
-    lastAttemptAt: r.last_attempt_at,
-    lastStatusCode: r.last_status_code,
-    lastError: r.last_error,
-    createdAt: r.created_at,
-    completedAt: r.completed_at,
-  }));
+  return rows.map((r) => ({ ...toDelivery(r), tenantId: r.tenant_id }));
 }
 
 export async function listAttempts(db: Kysely<DB>, deliveryId: string) {
@@ -80,37 +65,27 @@ export async function listAttempts(db: Kysely<DB>, deliveryId: string) {
   }));
 }
 
-export async function deactivate(db: Kysely<DB>, clock: Clock, id: string) {
-  await requireSubscription(db, id);
-  await db.transaction().execute((trx) => deactivateSubscription(trx, id, 'operator', isoNow(clock)));
-  return toOperatorSubscription((await requireSubscription(db, id)) as SubscriptionRow);
+export async function deactivate(database: Database, clock: Clock, id: string) {
+  const scope = await scopeOfSubscription(database, id);
+  return toOperatorSubscription(await service.switchSubscription(scope, clock, id, false, 'operator'));
 }
 
 /** Reactivates; failures counted so far are forgotten. Closed deliveries stay closed (replay them). */
-export async function reactivate(db: Kysely<DB>, clock: Clock, id: string) {
-  await requireSubscription(db, id);
-  await q.reactivateSubscription(db, id, isoNow(clock));
-  return toOperatorSubscription((await requireSubscription(db, id)) as SubscriptionRow);
+export async function reactivate(database: Database, clock: Clock, id: string) {
+  const scope = await scopeOfSubscription(database, id);
+  return toOperatorSubscription(await service.switchSubscription(scope, clock, id, true, 'operator'));
 }
 
 export const DEFAULT_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Issues a new secret. Until the grace period ends, deliveries carry a signature by the new and
- * one by the old secret (space-separated), so the receiver can switch whenever it likes.
+ * Issues a new secret (the tenant's rotate_secret): until the grace period ends, deliveries carry
+ * a signature by the new and one by the old secret (space-separated).
  */
-export async function rotateSecret(db: Kysely<DB>, clock: Clock, box: SecretBox, id: string, graceMs: number) {
-  const row = await requireSubscription(db, id);
-  const signingSecret = newSigningSecret();
-  const now = clock.now();
-  const expires = graceMs > 0 ? new Date(now.getTime() + graceMs).toISOString() : null;
-  await q.updateSecrets(db, id, {
-    secret: box.seal(signingSecret),
-    previous_secret: expires ? row.secret : null,
-    previous_secret_expires_at: expires,
-    updated_at: now.toISOString(),
-  });
-  return { subscriptionId: id, signingSecret, previousSecretValidUntil: expires };
+export async function rotateSecret(database: Database, clock: Clock, box: SecretBox, id: string, graceMs: number) {
+  const scope = await scopeOfSubscription(database, id);
+  const { body } = await service.rotateSecret(scope, clock, box, id, { gracePeriodHours: graceMs / 3_600_000 });
+  return { ...body, tenantId: scope.tenantId };
 }
 
 /** Sends an event again to its subscriptions (or one of them): the deliveries start over. */
@@ -122,8 +97,8 @@ export async function replayEvent(db: Kysely<DB>, clock: Clock, eventId: string,
 
 /** Sends again every failed delivery created since `since` (of one subscription, or all). */
 export async function replayFailedSince(db: Kysely<DB>, clock: Clock, since: string, subscriptionId?: string) {
-  if (Number.isNaN(Date.parse(since))) throw new AppError('bad_request', `--since must be an ISO 8601 time`);
-  const from = new Date(since).toISOString();
+  const from = parseInstant(since);
+  if (from === null) throw new AppError('bad_request', `--since must be an ISO 8601 time in years 0001–9999`);
   const replayed = await q.restartDeliveries(db, isoNow(clock), { failedSince: from, subscriptionId });
   return { since: from, replayed };
 }

@@ -1,19 +1,46 @@
 import type { Insertable, Kysely, Updateable } from 'kysely';
+import { keysetAfter } from '../../db/keyset.js';
 import type { DB, WebhookDeliveryStatus, WebhookSubscriptionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const SUBSCRIPTION_COLUMNS = [
-  'id',
-  'tenant_id',
-  'url',
-  'events',
-  'active',
-  'deactivated_reason',
-  'failing_since',
-  'previous_secret_expires_at',
-  'created_at',
-  'updated_at',
+  'webhook_subscriptions.id',
+  'webhook_subscriptions.tenant_id',
+  'webhook_subscriptions.url',
+  'webhook_subscriptions.events',
+  'webhook_subscriptions.active',
+  'webhook_subscriptions.deactivated_reason',
+  'webhook_subscriptions.failing_since',
+  'webhook_subscriptions.previous_secret_expires_at',
+  'webhook_subscriptions.created_at',
+  'webhook_subscriptions.updated_at',
 ] as const;
+
+const DELIVERY_COLUMNS = [
+  'webhook_deliveries.id',
+  'webhook_deliveries.tenant_id',
+  'webhook_deliveries.subscription_id',
+  'webhook_deliveries.event_id',
+  'webhook_deliveries.event_type',
+  'webhook_deliveries.status',
+  'webhook_deliveries.attempts',
+  'webhook_deliveries.next_attempt_at',
+  'webhook_deliveries.last_attempt_at',
+  'webhook_deliveries.last_status_code',
+  'webhook_deliveries.last_error',
+  'webhook_deliveries.created_at',
+  'webhook_deliveries.completed_at',
+] as const;
+
+const NEWEST_FIRST = (table: 'webhook_subscriptions' | 'webhook_deliveries') => [
+  { ref: `${table}.id`, direction: 'desc' as const },
+];
+
+export type SubscriptionRow = Awaited<ReturnType<typeof listSubscriptions>>[number];
+export type DeliveryRow = Awaited<ReturnType<typeof listDeliveries>>[number];
+
+// Tenant queries: through the scope, and only ever about live (not deleted) subscriptions.
 
 export async function insertSubscription(
   scope: TenantScope,
@@ -22,20 +49,117 @@ export async function insertSubscription(
   await scope.insertInto('webhook_subscriptions', values).execute();
 }
 
+export async function countSubscriptions(scope: TenantScope): Promise<number> {
+  const row = await scope
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('webhook_subscriptions.deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** A live subscription of the tenant, with its sealed secrets. */
+export async function findSubscription(scope: TenantScope, id: string) {
+  return scope
+    .selectFrom('webhook_subscriptions')
+    .select([...SUBSCRIPTION_COLUMNS, 'webhook_subscriptions.secret'])
+    .where('webhook_subscriptions.id', '=', id)
+    .where('webhook_subscriptions.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function listTenantSubscriptions(scope: TenantScope, window: KeysetWindow) {
+  let query = scope
+    .selectFrom('webhook_subscriptions')
+    .select(SUBSCRIPTION_COLUMNS)
+    .where('webhook_subscriptions.deleted_at', 'is', null);
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST('webhook_subscriptions'), window.after));
+  return query
+    .orderBy('webhook_subscriptions.id', 'desc')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+/** Changes a live subscription; false when there is none with that id. */
+export async function updateSubscription(
+  scope: TenantScope,
+  id: string,
+  changes: Omit<Updateable<WebhookSubscriptionsTable>, 'id' | 'tenant_id' | 'created_at'>,
+): Promise<boolean> {
+  const result = await scope
+    .updateTable('webhook_subscriptions')
+    .set(changes)
+    .where('webhook_subscriptions.id', '=', id)
+    .where('webhook_subscriptions.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The deliveries of one subscription, newest first (index: subscription_id, id). */
+export async function listSubscriptionDeliveries(
+  scope: TenantScope,
+  subscriptionId: string,
+  status: WebhookDeliveryStatus | undefined,
+  window: KeysetWindow,
+) {
+  let query = scope
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where('webhook_deliveries.subscription_id', '=', subscriptionId);
+  if (status !== undefined) query = query.where('webhook_deliveries.status', '=', status);
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST('webhook_deliveries'), window.after));
+  return query
+    .orderBy('webhook_deliveries.id', 'desc')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+/** A delivery of one of the tenant's live subscriptions, and whether that subscription is active. */
+export async function findDelivery(scope: TenantScope, id: string) {
+  return scope
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_subscriptions', 'webhook_subscriptions.id', 'webhook_deliveries.subscription_id')
+    .select([...DELIVERY_COLUMNS, 'webhook_subscriptions.active as subscription_active'])
+    .where('webhook_deliveries.id', '=', id)
+    .where('webhook_subscriptions.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/**
+ * Starts a closed delivery over: pending, no attempts, due now. A pending one is left alone (a
+ * worker may hold it right now); false then.
+ */
+export async function restartDelivery(scope: TenantScope, id: string, nowIso: string): Promise<boolean> {
+  const result = await scope
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', attempts: 0, next_attempt_at: nowIso, completed_at: null })
+    .where('webhook_deliveries.id', '=', id)
+    .where('webhook_deliveries.status', '!=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 // Operator queries below: the CLI works across tenants, so they take the raw database.
 
 export async function listSubscriptions(db: Kysely<DB>, filter: { tenantId?: string }) {
-  let query = db.selectFrom('webhook_subscriptions').select(SUBSCRIPTION_COLUMNS).orderBy('id', 'desc');
+  let query = db
+    .selectFrom('webhook_subscriptions')
+    .select(SUBSCRIPTION_COLUMNS)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'desc');
   if (filter.tenantId) query = query.where('tenant_id', '=', filter.tenantId);
   return query.execute();
 }
 
-export async function findSubscription(db: Kysely<DB>, id: string) {
-  return db
+/** The tenant of a live subscription: operator commands act through that tenant's scope. */
+export async function tenantOfSubscription(db: Kysely<DB>, id: string): Promise<string | undefined> {
+  const row = await db
     .selectFrom('webhook_subscriptions')
-    .select([...SUBSCRIPTION_COLUMNS, 'secret', 'previous_secret'])
+    .select('tenant_id')
     .where('id', '=', id)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
+  return row?.tenant_id;
 }
 
 export async function listDeliveries(
@@ -48,7 +172,7 @@ export async function listDeliveries(
     limit: number;
   },
 ) {
-  let query = db.selectFrom('webhook_deliveries').selectAll().orderBy('id', 'desc').limit(filter.limit);
+  let query = db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).orderBy('id', 'desc').limit(filter.limit);
   if (filter.tenantId) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.subscriptionId) query = query.where('subscription_id', '=', filter.subscriptionId);
   if (filter.eventId) query = query.where('event_id', '=', filter.eventId);
@@ -85,14 +209,6 @@ export async function closePendingDeliveries(db: Kysely<DB>, subscriptionId: str
     .execute();
 }
 
-export async function reactivateSubscription(db: Kysely<DB>, id: string, nowIso: string) {
-  await db
-    .updateTable('webhook_subscriptions')
-    .set({ active: true, deactivated_reason: null, failing_since: null, updated_at: nowIso })
-    .where('id', '=', id)
-    .execute();
-}
-
 export async function updateSecrets(
   db: Kysely<DB>,
   id: string,
@@ -113,8 +229,9 @@ export async function eventExists(db: Kysely<DB>, eventId: string): Promise<bool
 }
 
 /**
- * Starts deliveries over (pending, no attempts, due now): those of one event, or the failed ones
- * created since a time; of active subscriptions only. Returns how many.
+ * Starts closed deliveries over (pending, no attempts, due now): those of one event, or the
+ * failed ones created since a time; of active subscriptions only. Pending deliveries are left
+ * alone: a worker may hold one right now, and it goes out anyway. Returns how many.
  */
 export async function restartDeliveries(
   db: Kysely<DB>,
@@ -124,6 +241,7 @@ export async function restartDeliveries(
   let query = db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', attempts: 0, next_attempt_at: nowIso, completed_at: null })
+    .where('status', '!=', 'pending')
     .where('subscription_id', 'in', (sub) =>
       sub.selectFrom('webhook_subscriptions').select('id').where('active', '=', true),
     );

@@ -31,6 +31,8 @@ describe('POST /v0/webhook_subscriptions', () => {
       url: 'https://hooks.example.com/audience-pages',
       events: ['page.version.published', 'page.version.created'],
       active: true,
+      deactivatedReason: null,
+      previousSecretExpiresAt: null,
       createdAt: t.clock.now().toISOString(),
       updatedAt: t.clock.now().toISOString(),
       signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

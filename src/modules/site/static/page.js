@@ -169,3 +169,138 @@
     },
   };
 })();
+
+// Forms on the page (docs/forms.md): without this script they post normally; with it they send
+// JSON with fetch and show the answer in place, with the per-view token (the idempotency key), the
+// time since the form became visible and the session (when the visit is recorded). Runs with
+// Global Privacy Control too: sending a form is the visitor's own act.
+(function () {
+  'use strict';
+  var forms = document.querySelectorAll('form[data-ap-form]');
+  if (!forms.length || !window.fetch || !window.JSON) return;
+
+  function field(form, name) {
+    return form.elements.namedItem(name);
+  }
+
+  function clearErrors(form) {
+    Array.prototype.forEach.call(form.querySelectorAll('.ap-field-error'), function (p) {
+      p.hidden = true;
+      p.textContent = '';
+    });
+    Array.prototype.forEach.call(form.querySelectorAll('[aria-invalid]'), function (input) {
+      input.removeAttribute('aria-invalid');
+      var hint = document.getElementById(input.id + '-hint');
+      if (hint) input.setAttribute('aria-describedby', hint.id);
+      else input.removeAttribute('aria-describedby');
+    });
+  }
+
+  function showErrors(form, problem) {
+    clearErrors(form);
+    var summary = form.querySelector('.ap-form-summary');
+    var errors = (problem && problem.errors) || [];
+    var list = document.createElement('ul');
+    errors.forEach(function (error) {
+      var name = String(error.path || '').replace('/body/', '');
+      var input = field(form, name);
+      if (!input || !input.id) return;
+      var p = document.getElementById(input.id + '-error');
+      if (p) {
+        p.textContent = error.message;
+        p.hidden = false;
+        var hint = document.getElementById(input.id + '-hint');
+        input.setAttribute('aria-describedby', (hint ? hint.id + ' ' : '') + p.id);
+      }
+      input.setAttribute('aria-invalid', 'true');
+      var li = document.createElement('li');
+      var a = document.createElement('a');
+      a.href = '#' + input.id;
+      a.textContent = error.message;
+      li.appendChild(a);
+      list.appendChild(li);
+    });
+    var title = document.createElement('p');
+    title.className = 'ap-form-summary-title';
+    title.textContent = errors.length
+      ? 'Please correct the following and send again:'
+      : (problem && problem.detail) || 'The form could not be sent. Please check your connection and try again.';
+    summary.textContent = '';
+    summary.appendChild(title);
+    if (errors.length) summary.appendChild(list);
+    summary.hidden = false;
+    summary.focus();
+  }
+
+  function setup(form) {
+    var box = form.parentNode;
+    var visibleAt = null;
+    var token = field(form, 'ap_token');
+    if (token && window.crypto && window.crypto.randomUUID) token.value = window.crypto.randomUUID();
+    if ('IntersectionObserver' in window) {
+      var observer = new window.IntersectionObserver(function (entries) {
+        entries.forEach(function (entry) {
+          if (entry.isIntersecting && visibleAt === null) {
+            visibleAt = Date.now();
+            observer.disconnect();
+          }
+        });
+      });
+      observer.observe(form);
+    } else {
+      visibleAt = Date.now();
+    }
+
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var button = form.querySelector('button[type="submit"]');
+      if (button && button.disabled) return; // a double click sends once (and the token makes it once anyway)
+      var data = {};
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (el.name) data[el.name] = el.value;
+      });
+      data.ap_elapsed = visibleAt === null ? '' : String(Date.now() - visibleAt);
+      var pages = window.audiencePages;
+      var session = pages && pages.sessionToken ? pages.sessionToken() : null;
+      if (session) data.ap_session = session;
+      if (button) button.disabled = true;
+      form.setAttribute('aria-busy', 'true');
+      fetch(form.action.split('#')[0], {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(data),
+      })
+        .then(function (res) {
+          return res
+            .json()
+            .catch(function () {
+              return null;
+            })
+            .then(function (body) {
+              return { ok: res.status === 200 || res.status === 201, body: body };
+            });
+        })
+        .then(
+          function (result) {
+            if (button) button.disabled = false;
+            form.removeAttribute('aria-busy');
+            if (!result.ok) return showErrors(form, result.body);
+            var sent = box.querySelector('.ap-form-sent');
+            form.hidden = true;
+            if (sent) {
+              sent.classList.add('ap-form-sent--shown');
+              sent.focus();
+            }
+          },
+          function () {
+            if (button) button.disabled = false;
+            form.removeAttribute('aria-busy');
+            showErrors(form, null);
+          },
+        );
+    });
+  }
+
+  Array.prototype.forEach.call(forms, setup);
+})();

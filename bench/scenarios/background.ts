@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock } from '../../src/lib/clock.js';
+import { createAudience } from '../../src/modules/audiences/audiences.service.js';
+import { createVersion } from '../../src/modules/audiences/audiences.versions.js';
+import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
+import { allowEverything } from '../../src/net/address-policy.js';
+import { SecretBox } from '../../src/outbox/secret-box.js';
+import { benchTenant, CONNECTIONS, startService, type BenchContext, type BenchScenario } from '../lib.js';
+import { runLoad } from '../load.js';
+import { seedPages } from './pages.js';
+
+const SECRET_KEY = Buffer.alloc(32, 7);
+
+/**
+ * Tail latency while background work runs (issue 13): a service starts on a database holding a
+ * backlog of queued versions (each one, once generated and published, fans out to webhook
+ * deliveries), and `GET /v0/pages?limit=1` is measured while the workers work through it, then
+ * again once they are idle. Once with the workers on their own thread (WORKERS_THREAD, the SQLite
+ * default) and once in the server's thread, so the two can be compared in the same run.
+ */
+async function measure(ctx: BenchContext, threaded: boolean) {
+  const label = threaded ? 'workers thread' : 'workers inline';
+  const { database, env, drop } = await ctx.freshDatabase(threaded ? 'tail-thread' : 'tail-inline');
+  const tenant = await benchTenant(database, 'bench tail latency');
+  // Every tenth seeded page is archived: audiences go on the others.
+  const pageIds = (await seedPages(tenant.scope, systemClock, 200)).filter((_, i) => i % 10 !== 0);
+  const backlog = ctx.quick ? 400 : 2_000;
+  const audiences: { pageId: string; audienceId: string }[] = [];
+  for (let i = 0; i < backlog; i++) {
+    const pageId = pageIds[i % pageIds.length]!;
+    const { audienceId } = await createAudience(tenant.scope, systemClock, {
+      pageId,
+      computedName: `Company ${i} · VP Sales`,
+      personRouteKey: `person-${i}`,
+      metadataOverride: null,
+    });
+    audiences.push({ pageId, audienceId });
+  }
+  // The backlog: a queued second version for each audience, for the service's workers to generate.
+  for (const { pageId, audienceId } of audiences) {
+    await createVersion(tenant.scope, systemClock, pageId, audienceId, {});
+  }
+  const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const box = new SecretBox([SECRET_KEY]);
+  for (let i = 0; i < 5; i++) {
+    await createSubscription(
+      tenant.scope,
+      systemClock,
+      { secretBox: box, policy: allowEverything, maxSubscriptions: 20 },
+      {
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${i}`,
+        events: ['page.version.created', 'page.version.processed', 'page.version.published'],
+        active: true,
+      },
+    );
+  }
+  const queued = async () =>
+    Number(
+      (
+        await database.kysely
+          .selectFrom('audience_versions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', 'in', ['queued', 'processing'])
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  const service = await startService({
+    ...env,
+    WORKERS_THREAD: String(threaded),
+    WEBHOOK_SECRET_KEY: SECRET_KEY.toString('base64'),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  });
+  const load = () =>
+    runLoad({
+      baseUrl: service.baseUrl,
+      headers: { 'x-api-key': tenant.apiKey },
+      requests: [{ method: 'GET', path: '/v0/pages?limit=1' }],
+      connections: CONNECTIONS,
+      durationSeconds: ctx.quick ? 2 : 5,
+    });
+  const pendingDeliveries = async () =>
+    Number(
+      (
+        await database.kysely
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', '=', 'pending')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  try {
+    // Measure once the workers are at it (a thread takes a moment to load), not before.
+    const initial = await queued();
+    while ((await queued()) === initial) await new Promise((r) => setTimeout(r, 50));
+    const before = await queued();
+    const busy = await load();
+    const after = await queued();
+    const idleBy = Date.now() + 600_000;
+    while ((await queued()) + (await pendingDeliveries()) > 0 && Date.now() < idleBy) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 2000)); // previews and housekeeping settle
+    const idle = await load();
+    for (const [phase, result, extra] of [
+      ['during background work', busy, { versionsQueuedBefore: before, versionsQueuedAfter: after }],
+      ['idle', idle, {}],
+    ] as const) {
+      ctx.record({
+        scenario: 'background',
+        name: `GET /v0/pages?limit=1, ${phase} (${label})`,
+        requestsPerSecond: Math.round(result.requestsPerSecond),
+        p50Ms: result.p50Ms,
+        p99Ms: result.p99Ms,
+        responseBytes: result.bytesPerResponse,
+        non2xx: result.non2xx,
+        errors: result.errors,
+        ratioToCeiling: null,
+        extra: { p99OverP50: Math.round((result.p99Ms / result.p50Ms) * 100) / 100, ...extra },
+      });
+    }
+  } finally {
+    await service.stop();
+    receiver.close();
+    await drop();
+  }
+}
+
+export const backgroundScenario: BenchScenario = {
+  name: 'background',
+  async run(ctx) {
+    await measure(ctx, true);
+    await measure(ctx, false);
+  },
+};

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { modules } from '../modules/index.js';
+import { maintenanceWorker } from '../workers/maintenance.js';
+import type { WorkerFactory } from '../workers/worker.js';
+
+/** Every background worker of the service: housekeeping, then each module's. */
+export const backgroundWorkers: WorkerFactory[] = [
+  (ctx) => [maintenanceWorker(ctx)],
+  ...modules.flatMap((m) => (m.workers ? [m.workers] : [])),
+];
+
+/** What the server thread and the workers' thread say to each other. */
+export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' } | { type: 'stopped' };
+
+/**
+ * The background workers on a thread of their own (WORKERS_THREAD), as the server process sees
+ * them: the same `notify`/`stop` as an in-process WorkerRunner. better-sqlite3 is synchronous, so
+ * in-process a worker's statements and each commit's fsync hold the event loop that answers
+ * requests; on their own thread, with their own connection, they only take SQLite's write lock
+ * (WAL lets reads go on beside it). A thread that dies is replaced after a second.
+ */
+export class BackgroundThread {
+  readonly #logger: Logger;
+  #worker: Worker | null = null;
+  #stopping = false;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  start(): void {
+    const worker = spawnThread();
+    worker.on('error', (err) => this.#logger.error({ err }, 'the background workers thread failed'));
+    worker.on('exit', (code) => {
+      if (this.#worker === worker) this.#worker = null;
+      if (this.#stopping) return;
+      this.#logger.error({ code }, 'the background workers thread stopped; starting another');
+      setTimeout(() => {
+        if (!this.#stopping) this.start();
+      }, 1000).unref();
+    });
+    this.#worker = worker;
+  }
+
+  /** Work was queued on `channel` (a request committed it): wake the thread's workers. */
+  notify = (channel: string): void => {
+    this.#worker?.postMessage({ type: 'wake', channel } satisfies ThreadMessage);
+  };
+
+  /** Lets the workers finish the unit of work in hand, then ends the thread. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    const worker = this.#worker;
+    if (worker === null) return;
+    await new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve());
+      worker.postMessage({ type: 'stop' } satisfies ThreadMessage);
+    });
+  }
+}
+
+/**
+ * The thread's entry point sits next to this file: worker-thread.js when built. Under tsx (tests,
+ * `npm run dev`) it is worker-thread.ts, and Node 20 does not apply the `--import tsx` loader to
+ * worker threads, so the thread registers tsx itself before importing it.
+ */
+function spawnThread(): Worker {
+  const extension = path.extname(fileURLToPath(import.meta.url));
+  const entry = new URL(`./worker-thread${extension}`, import.meta.url);
+  if (extension !== '.ts') return new Worker(entry);
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); });`;
+  return new Worker(bootstrap, { eval: true });
+}
