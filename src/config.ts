@@ -39,6 +39,8 @@ export interface Config {
    * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
    */
   readonly fileStorage: 'disk' | 'database';
+  /** Full image decodes (upload checks, previews) at once per process; more wait in line. */
+  readonly fileDecodeConcurrency: number;
   /**
    * The origin the service is reached at (`https://pages.example.com`), used in signed file URLs.
    * Unset: the URLs are built from the request's own Host and protocol.
@@ -205,6 +207,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     runWorkers: bool('RUN_WORKERS', true),
     workersThread: bool('WORKERS_THREAD', databaseUrl === null),
     fileStorage,
+    fileDecodeConcurrency: int('FILE_DECODE_CONCURRENCY', 2, 1, 64),
     publicBaseUrl,
     webhookSecretKeys: Object.freeze(webhookSecretKeys),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

@@ -92,6 +92,8 @@ export interface FilesTable {
   storage_key: string | null;
   preview_status: 'pending' | 'ready' | 'failed' | null;
   preview_key: string | null;
+  /** `PUT`s the upload URL has had, whatever their outcome (docs/api.md, Files). */
+  upload_attempts: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   completed_at: Timestamp | null;
 }

@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   upload_already_completed: 409,
   sort_order_exhausted: 409,
   topic_full: 409,
+  upload_attempts_exhausted: 410,
   webhook_delivery_pending: 409,
   webhook_subscription_inactive: 409,
   page_gone: 410,

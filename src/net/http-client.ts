@@ -1,18 +1,15 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { AddressPolicy } from './address-policy.js';
+import { dnsResolver, type Resolver } from './dns-resolver.js';
+
+export type { Resolver } from './dns-resolver.js';
 
 /** How much of a response body is read before the connection is dropped. */
 export const RESPONSE_BODY_READ_BYTES = 64 * 1024;
 /** How much of it is kept in the attempt record. */
 export const RESPONSE_BODY_STORED_BYTES = 2 * 1024;
-
-export type Resolver = (hostname: string) => Promise<string[]>;
-
-export const systemResolver: Resolver = async (hostname) =>
-  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface AttemptOutcome {
   /** The HTTP status, or null when no response came (timeout, refused, blocked, …). */
@@ -31,7 +28,9 @@ export interface AttemptOutcome {
 
 export interface SafeHttpClientOptions {
   policy: AddressPolicy;
+  /** Defaults to a c-ares resolver (`dnsResolver()`): never libuv's thread pool. */
   resolver?: Resolver;
+  /** The one deadline of an attempt: waiting for a look-up slot, DNS, connect, the whole answer. */
   timeoutMs: number;
   maxSockets?: number;
   /**
@@ -62,7 +61,7 @@ export class SafeHttpClient {
 
   constructor(options: SafeHttpClientOptions) {
     this.#policy = options.policy;
-    this.#resolver = options.resolver ?? systemResolver;
+    this.#resolver = options.resolver ?? dnsResolver();
     this.#timeoutMs = options.timeoutMs;
     // One byte past the cap proves the answer is longer than the cap.
     this.#readBytes = options.maxResponseBytes === undefined ? RESPONSE_BODY_READ_BYTES : options.maxResponseBytes + 1;
@@ -75,6 +74,23 @@ export class SafeHttpClient {
 
   async post(target: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
     const started = performance.now();
+    // One deadline for the whole attempt: the look-up counts inside it, it has no time of its own.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('timeout')), this.#timeoutMs);
+    try {
+      return await this.#attempt(target, headers, body, deadline.signal, started);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #attempt(
+    target: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<AttemptOutcome> {
     const done = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
       statusCode: null,
       error: null,
@@ -85,6 +101,7 @@ export class SafeHttpClient {
       ...partial,
       durationMs: Math.round(performance.now() - started),
     });
+    const timedOut = () => done({ error: 'timeout', timedOut: true });
 
     let url: URL;
     try {
@@ -99,10 +116,12 @@ export class SafeHttpClient {
     if (net.isIP(hostname) !== 0) candidates = [hostname];
     else {
       try {
-        candidates = await withTimeout(this.#resolver(hostname), this.#timeoutMs);
+        candidates = await this.#resolver(hostname, signal);
       } catch (err) {
+        if (signal.aborted) return timedOut();
         return done({ error: `dns: ${(err as Error).message}` });
       }
+      if (signal.aborted) return timedOut();
     }
     const address = candidates.find((ip) => this.#policy(ip));
     if (address === undefined) {
@@ -131,22 +150,28 @@ export class SafeHttpClient {
 
     return new Promise<AttemptOutcome>((resolve) => {
       let settled = false;
-      const finish = (outcome: Partial<AttemptOutcome>) => {
+      const finish = (outcome: AttemptOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
-        resolve(done(outcome));
+        signal.removeEventListener('abort', onDeadline);
+        resolve(outcome);
+      };
+      const onDeadline = () => {
+        finish(timedOut());
+        request.destroy();
       };
       const request = (secure ? https : http).request(options, (response) => {
         const chunks: Buffer[] = [];
         let read = 0;
         const complete = () =>
-          finish({
-            statusCode: response.statusCode ?? null,
-            body: Buffer.concat(chunks).subarray(0, this.#storedBytes).toString('utf8'),
-            retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
-            bodyTruncated: read > this.#storedBytes,
-          });
+          finish(
+            done({
+              statusCode: response.statusCode ?? null,
+              body: Buffer.concat(chunks).subarray(0, this.#storedBytes).toString('utf8'),
+              retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
+              bodyTruncated: read > this.#storedBytes,
+            }),
+          );
         response.on('data', (chunk: Buffer) => {
           if (read < this.#storedBytes) chunks.push(chunk);
           read += chunk.length;
@@ -158,11 +183,8 @@ export class SafeHttpClient {
         response.on('end', complete);
         response.on('error', () => complete());
       });
-      const timer = setTimeout(() => {
-        finish({ error: 'timeout', timedOut: true });
-        request.destroy();
-      }, this.#timeoutMs);
-      request.on('error', (err) => finish({ error: `connection: ${err.message}` }));
+      signal.addEventListener('abort', onDeadline, { once: true });
+      request.on('error', (err) => finish(done({ error: `connection: ${err.message}` })));
       request.end(body);
     });
   }
@@ -171,22 +193,6 @@ export class SafeHttpClient {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('lookup timed out')), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }
 
 /** `Retry-After` as delay-seconds or an HTTP date; null when absent or unreadable. */

@@ -40,7 +40,7 @@ export interface DeliveryEngineOptions {
 interface Prepared {
   delivery: ClaimedDelivery;
   /** null: the subscription is no longer active, the delivery is closed without an attempt. */
-  request: { url: string; headers: Record<string, string>; body: string } | null;
+  request: { url: string; eventId: string; body: string; secrets: string[] } | null;
   failingSince: string | null;
 }
 
@@ -56,6 +56,10 @@ export class DeliveryEngine {
   readonly #db: Kysely<DB>;
   readonly #random: () => number;
   #inFlight = 0;
+  /** The worker's attempts in flight, by tenant. */
+  #busy = new Map<string, number>();
+  /** The last tenant served by a claim: the next claim starts after it (round-robin). */
+  #cursor = '';
   #pending: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
   #sends = new Set<Promise<void>>();
@@ -68,29 +72,71 @@ export class DeliveryEngine {
     this.#random = options.random ?? Math.random;
   }
 
-  /** Claims up to `limit` due deliveries and holds them for one lease. */
-  async claim(limit: number): Promise<Prepared[]> {
+  /** How many of the worker's slots one tenant may hold: half, so others always find room. */
+  get #tenantSlots(): number {
+    return Math.max(1, Math.ceil(this.#o.concurrency / 2));
+  }
+
+  /**
+   * Claims up to `limit` due deliveries and holds them for one lease, fairly across tenants: the
+   * tenants with due deliveries are taken round-robin (in tenant-id order, starting after the
+   * last one served, at most `limit` of them per claim), each gets an equal share of the batch,
+   * and each share is that tenant's oldest due deliveries. So one tenant's backlog delays another
+   * tenant's delivery by at most ⌈tenants with due work / limit⌉ claims, never by its own length.
+   * `busy` (the worker's attempts in flight, by tenant) keeps each tenant at most at
+   * `tenantSlots` of them: a slow receiver cannot take every slot.
+   */
+  async claim(limit: number, busy?: ReadonlyMap<string, number>): Promise<Prepared[]> {
     if (limit <= 0) return [];
     const now = this.#o.clock.now();
+    const nowIso = now.toISOString();
+    const engine = this.#o.database.engine;
+    const full = busy ? [...busy].filter(([, n]) => n >= this.#tenantSlots).map(([tenant]) => tenant) : [];
     const claimed = await this.#db.transaction().execute(async (trx) => {
-      const rows = await forUpdateSkipLocked(
-        this.#o.database.engine,
-        trx
+      const tenants = (await this.#dueTenants(trx, nowIso, limit + full.length))
+        .filter((t) => !full.includes(t))
+        .slice(0, limit);
+      if (tenants.length === 0) return [];
+      const share = Math.ceil(limit / tenants.length);
+      const rows: ClaimedDelivery[] = [];
+      const taken = new Map<string, string[]>();
+      const take = async (tenant: string, room: number) => {
+        const ids = taken.get(tenant) ?? [];
+        let query = trx
           .selectFrom('webhook_deliveries')
           .select(['id', 'tenant_id', 'subscription_id', 'event_id', 'attempts'])
           .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now.toISOString())
-          .orderBy('next_attempt_at')
-          .limit(limit),
-      ).execute();
-      if (rows.length > 0) {
+          .where('tenant_id', '=', tenant)
+          .where('next_attempt_at', '<=', nowIso);
+        // Our own locks do not make PostgreSQL skip a row: leave out what this claim took already.
+        if (ids.length > 0) query = query.where('id', 'not in', ids);
+        const got = await forUpdateSkipLocked(engine, query.orderBy('next_attempt_at').limit(room)).execute();
+        rows.push(...got);
+        taken.set(tenant, [...ids, ...got.map((r) => r.id)]);
+        return got.length === room;
+      };
+      const cap = (tenant: string) =>
+        busy ? this.#tenantSlots - (busy.get(tenant) ?? 0) - (taken.get(tenant)?.length ?? 0) : Infinity;
+      const room = (tenant: string, n: number) => Math.min(n, limit - rows.length, cap(tenant));
+      // An equal share each; what tenants with fewer due deliveries leave over goes to the others.
+      const more: string[] = [];
+      for (const tenant of tenants) {
+        const n = room(tenant, share);
+        if (n > 0 && (await take(tenant, n))) more.push(tenant);
+      }
+      for (const tenant of more) {
+        const n = room(tenant, limit);
+        if (n > 0) await take(tenant, n);
+      }
+      this.#cursor = tenants[tenants.length - 1]!;
+      for (let i = 0; i < rows.length; i += CHUNK) {
         await trx
           .updateTable('webhook_deliveries')
           .set({ next_attempt_at: new Date(now.getTime() + this.#o.leaseMs).toISOString() })
           .where(
             'id',
             'in',
-            rows.map((r) => r.id),
+            rows.slice(i, i + CHUNK).map((r) => r.id),
           )
           .execute();
       }
@@ -98,6 +144,40 @@ export class DeliveryEngine {
     });
     if (claimed.length === 0) return [];
     return this.#prepare(claimed, now);
+  }
+
+  /**
+   * Up to `max` tenants with a due delivery, in tenant-id order from just after the cursor,
+   * wrapping around. A loose index scan (webhook_deliveries_tenant_due): one seek per tenant with
+   * pending deliveries to find the next tenant, one to read its oldest `next_attempt_at`; the
+   * cost follows the number of tenants, not the number of deliveries.
+   */
+  async #dueTenants(trx: Kysely<DB>, nowIso: string, max: number): Promise<string[]> {
+    const after = async (cursor: string, n: number) => {
+      const { rows } = await sql<{ tenant_id: string }>`
+        with recursive pending_tenant(tenant_id) as (
+          select (select min(tenant_id) from webhook_deliveries
+                   where status = 'pending' and tenant_id > ${cursor})
+          union all
+          select (select min(d.tenant_id) from webhook_deliveries d
+                   where d.status = 'pending' and d.tenant_id > p.tenant_id)
+            from pending_tenant p where p.tenant_id is not null
+        )
+        select p.tenant_id from pending_tenant p
+         where p.tenant_id is not null
+           and (select min(d.next_attempt_at) from webhook_deliveries d
+                 where d.status = 'pending' and d.tenant_id = p.tenant_id) <= ${nowIso}
+         limit ${n}`.execute(trx);
+      return rows.map((r) => r.tenant_id);
+    };
+    const found = await after(this.#cursor, max);
+    if (found.length < max && this.#cursor !== '') {
+      for (const tenant of await after('', max - found.length)) {
+        if (tenant > this.#cursor || found.includes(tenant)) break;
+        found.push(tenant);
+      }
+    }
+    return found;
   }
 
   async #prepare(claimed: ClaimedDelivery[], now: Date): Promise<Prepared[]> {
@@ -137,7 +217,7 @@ export class DeliveryEngine {
       return {
         delivery,
         failingSince: sub.failing_since,
-        request: { url: sub.url, body, headers: signedHeaders(delivery.event_id, now, body, secrets.get(sub.id)!) },
+        request: { url: sub.url, eventId: delivery.event_id, body, secrets: secrets.get(sub.id)! },
       };
     });
   }
@@ -154,9 +234,12 @@ export class DeliveryEngine {
 
   async #send(prepared: Prepared): Promise<AttemptResult> {
     const { delivery, failingSince, request } = prepared;
-    const attemptedAt = this.#o.clock.now().toISOString();
+    const now = this.#o.clock.now();
+    const attemptedAt = now.toISOString();
     if (request === null) return { delivery, failingSince, attemptedAt, outcome: null };
-    const outcome = await this.#o.client.post(request.url, request.headers, request.body);
+    // Signed now, not when claimed: `webhook-timestamp` is the time of this attempt.
+    const headers = signedHeaders(request.eventId, now, request.body, request.secrets);
+    const outcome = await this.#o.client.post(request.url, headers, request.body);
     return { delivery, failingSince, attemptedAt, outcome };
   }
 
@@ -248,26 +331,36 @@ export class DeliveryEngine {
       intervalMs: pollMs,
       logger: this.#o.logger,
       tick: async () => {
-        const batch = await this.claim(this.#o.concurrency - this.#inFlight);
-        saturated = batch.length > 0 && this.#inFlight + batch.length >= this.#o.concurrency;
+        const batch = await this.claim(this.#o.concurrency - this.#inFlight, this.#busy);
         for (const prepared of batch) {
+          const tenant = prepared.delivery.tenant_id;
           this.#inFlight++;
+          this.#busy.set(tenant, (this.#busy.get(tenant) ?? 0) + 1);
+          const release = () => {
+            this.#inFlight--;
+            const left = this.#busy.get(tenant)! - 1;
+            if (left === 0) this.#busy.delete(tenant);
+            else this.#busy.set(tenant, left);
+          };
           const send = this.#send(prepared).then(
             (result) => {
-              this.#inFlight--;
+              release();
               this.#pending.push(result);
               this.#scheduleFlush(() => {
                 if (saturated) poller.wake();
               });
             },
             (err: unknown) => {
-              this.#inFlight--;
+              release();
               this.#o.logger.error({ err, deliveryId: prepared.delivery.id }, 'webhook send failed');
             },
           );
           this.#sends.add(send);
           void send.finally(() => this.#sends.delete(send));
         }
+        // Out of slots (all, or a tenant's share): the next claim comes when attempts finish.
+        saturated =
+          this.#inFlight >= this.#o.concurrency || [...this.#busy.values()].some((n) => n >= this.#tenantSlots);
         return batch.length > 0 && !saturated;
       },
     });

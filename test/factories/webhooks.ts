@@ -9,7 +9,7 @@ import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delive
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import type { AddressPolicy } from '../../src/net/address-policy.js';
 import { appendEvent, type EventType } from '../../src/outbox/events.js';
-import type { Resolver } from '../../src/net/http-client.js';
+import type { Resolver } from '../../src/net/dns-resolver.js';
 import { SecretBox } from '../../src/outbox/secret-box.js';
 
 /** A fixed test key (32 bytes), also handed to child processes as WEBHOOK_SECRET_KEY. */

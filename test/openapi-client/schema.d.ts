@@ -4419,6 +4419,15 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import sharp from 'sharp';
 import { AppError } from '../../http/errors.js';
 
@@ -7,8 +8,24 @@ export type ImageType = (typeof IMAGE_TYPES)[number];
 
 /** 10 MiB: the largest file accepted. */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** Decoded size cap (about 7,000 × 7,000; all frames of an animation together): refuses decompression bombs that fit in 10 MiB. */
-export const MAX_IMAGE_PIXELS = 50_000_000;
+/**
+ * Decoded size cap, 4096 × 4096 (16,777,216 px, 64 MiB as RGBA; all frames of an animation together): more than any page image needs
+ * (a full-width image on a 5K screen is 14.7 Mpx), and it refuses decompression bombs that fit in
+ * 10 MiB.
+ */
+export const MAX_IMAGE_PIXELS = 4096 * 4096;
+
+/**
+ * Full decodes (upload checks and previews) in flight at once in this process; the others wait
+ * in line. Each may hold up to 64 MiB of pixels and a core, and upload URLs are outside /v0's
+ * rate limit: the line keeps memory and CPU bounded whoever sends (FILE_DECODE_CONCURRENCY).
+ */
+export const imageDecodes = new PQueue({ concurrency: 2 });
+
+/** Sets how many decodes run at once (FILE_DECODE_CONCURRENCY; per process). */
+export function limitImageDecodes(concurrency: number): void {
+  imageDecodes.concurrency = concurrency;
+}
 /** Previews fit in this square, never enlarged. */
 export const PREVIEW_SIZE = 512;
 export const PREVIEW_TYPE = 'image/webp';
@@ -78,6 +95,10 @@ export async function inspectImage(bytes: Buffer, declaredType: string): Promise
   if (contentType !== declaredType) {
     throw invalidImage(`The content is ${contentType}, but the upload was declared as ${declaredType}.`);
   }
+  return imageDecodes.add(() => decodeCompletely(bytes, contentType), { throwOnTimeout: true });
+}
+
+async function decodeCompletely(bytes: Buffer, contentType: ImageType): Promise<ImageInfo> {
   try {
     const image = sharp(bytes, { failOn: 'warning', limitInputPixels: MAX_IMAGE_PIXELS });
     const metadata = await image.metadata();
@@ -105,9 +126,13 @@ export async function inspectImage(bytes: Buffer, declaredType: string): Promise
 
 /** A downscaled WebP of an accepted image (first frame of an animation; EXIF orientation applied). */
 export async function makePreview(bytes: Buffer): Promise<Buffer> {
-  return sharp(bytes, { failOn: 'none', limitInputPixels: MAX_IMAGE_PIXELS })
-    .rotate()
-    .resize(PREVIEW_SIZE, PREVIEW_SIZE, { fit: 'inside', withoutEnlargement: true })
-    .webp({ quality: 80 })
-    .toBuffer();
+  return imageDecodes.add(
+    () =>
+      sharp(bytes, { failOn: 'none', limitInputPixels: MAX_IMAGE_PIXELS })
+        .rotate()
+        .resize(PREVIEW_SIZE, PREVIEW_SIZE, { fit: 'inside', withoutEnlargement: true })
+        .webp({ quality: 80 })
+        .toBuffer(),
+    { throwOnTimeout: true },
+  );
 }

@@ -10,7 +10,7 @@ import { findFileForSignedUrl, type FileRow } from './files.queries.js';
 import { FILES_TAG } from './files.routes.js';
 import { fileRuntime } from './files.runtime.js';
 import { FileParams } from './files.schemas.js';
-import { FILES_CHANNEL, receiveUpload } from './files.service.js';
+import { admitUploadAttempt, FILES_CHANNEL, receiveUpload } from './files.service.js';
 import type { UrlPurpose } from './files.signing.js';
 
 /**
@@ -85,7 +85,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security: [],
         params: FileParams,
         querystring: SignedQuery,
-        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 404, 409, 413, 415, 422) },
+        response: { 200: Type.Ref('FileUploaded'), ...problems(400, 403, 404, 409, 410, 413, 415, 422) },
       },
       // The body is raw bytes, not validated JSON: it is described in the document only.
       config: {
@@ -93,7 +93,13 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
           documentRoute({ ...route, schema: { ...route.schema, body: BINARY_SCHEMA, consumes: BYTES_TYPES } }),
       },
       bodyLimit: MAX_FILE_BYTES,
-      onRequest: verify('upload'),
+      onRequest: [
+        verify('upload'),
+        async (request) => {
+          const file = request.signedFile;
+          await admitUploadAttempt(new TenantScope(database.kysely, database.engine, file.tenant_id), clock, file);
+        },
+      ],
       errorHandler: uploadErrors,
     },
     async (request) => {
@@ -110,20 +116,21 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const serve = async (request: FastifyRequest, reply: FastifyReply, preview: boolean) => {
     const file = request.signedFile;
     const key = preview ? file.preview_key : file.storage_key;
-    const bytes = file.status === 'completed' && key !== null ? await runtime.store.get(key) : null;
-    if (bytes === null) throw notFound(preview ? 'preview of file' : 'file', file.id);
+    // Streamed: a download holds a chunk in memory, not the whole file.
+    const stored = file.status === 'completed' && key !== null ? await runtime.store.open(key) : null;
+    if (stored === null) throw notFound(preview ? 'preview of file' : 'file', file.id);
     const expires = Number((request.query as { expires: string }).expires);
     const maxAge = Math.max(0, Math.floor(expires - clock.now().getTime() / 1000));
     const filename = preview ? `${file.filename.replace(/\.[^.]*$/, '')}.preview.webp` : file.filename;
     return reply
       .header('content-type', preview ? PREVIEW_TYPE : file.content_type!)
-      .header('content-length', bytes.length)
+      .header('content-length', stored.size)
       .header('content-disposition', contentDisposition(filename))
       .header('x-content-type-options', 'nosniff')
       .header('content-security-policy', "default-src 'none'; sandbox")
       .header('cross-origin-resource-policy', 'cross-origin')
       .header('cache-control', `private, max-age=${maxAge}, immutable`)
-      .send(bytes);
+      .send(stored.stream);
   };
 
   const downloadSchema = (operationId: string, summary: string, types: readonly string[]) => ({

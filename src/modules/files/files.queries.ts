@@ -48,6 +48,21 @@ export async function completeFile(scope: TenantScope, fileId: string, changes: 
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Counts one `PUT` to the upload URL of a pending file, unless it has had `max` already; returns
+ * whether it was counted. One conditional statement, so concurrent PUTs cannot pass the limit.
+ */
+export async function countUploadAttempt(scope: TenantScope, fileId: string, max: number) {
+  const result = await scope
+    .updateTable('files')
+    .set((eb) => ({ upload_attempts: eb('files.upload_attempts', '+', 1) }))
+    .where('files.id', '=', fileId)
+    .where('files.status', '=', 'pending')
+    .where('files.upload_attempts', '<', max)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 // Operator side (the preview worker): every tenant's files.
 
 export async function filesAwaitingPreview(db: Kysely<DB>, limit: number) {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../http/context.js';
+import { limitImageDecodes } from './files.images.js';
 import { FileUrlSigner, signedUrl } from './files.signing.js';
 import { createFileStore, type FileStore } from './files.storage.js';
 
@@ -27,6 +28,7 @@ export function fileRuntime(ctx: AppContext): Promise<FileRuntime> {
 
 async function makeRuntime(ctx: AppContext): Promise<FileRuntime> {
   const signer = await FileUrlSigner.load(ctx.database.kysely, ctx.clock);
+  limitImageDecodes(ctx.config.fileDecodeConcurrency);
   const fixedBase = ctx.config.publicBaseUrl;
   return {
     store: createFileStore(ctx.config, ctx.database.kysely, ctx.clock),

@@ -18,6 +18,31 @@ function alreadyCompleted(): AppError {
   return new AppError('upload_already_completed', 'This file was already uploaded; an upload URL works once.');
 }
 
+/** How many `PUT`s one upload URL takes, whatever their outcome (each may cost a full decode). */
+export const MAX_UPLOAD_ATTEMPTS = 5;
+
+function expired(): AppError {
+  return new AppError('url_expired', 'The upload URL has expired; create a new upload with POST /v0/files.');
+}
+
+/**
+ * Admits one `PUT` to an upload URL, before its body is read: refused when the file is already
+ * uploaded (409), the URL expired (403), or it has had MAX_UPLOAD_ATTEMPTS already (410). The
+ * count is the one write a refused upload makes: without it a client could have the service
+ * decode images on one URL for 15 minutes, outside the API's rate limit.
+ */
+export async function admitUploadAttempt(scope: TenantScope, clock: Clock, file: q.FileRow): Promise<void> {
+  if (file.status === 'completed') throw alreadyCompleted();
+  if (file.upload_expires_at <= isoNow(clock)) throw expired();
+  if (await q.countUploadAttempt(scope, file.id, MAX_UPLOAD_ATTEMPTS)) return;
+  const now = await q.findFile(scope, file.id);
+  if (now?.status === 'completed') throw alreadyCompleted();
+  throw new AppError(
+    'upload_attempts_exhausted',
+    `This upload URL has had ${MAX_UPLOAD_ATTEMPTS} attempts, its limit; create a new upload with POST /v0/files.`,
+  );
+}
+
 /** Step 1 of an upload: records the file as pending; its bytes come to the signed upload URL. */
 export async function createUpload(
   scope: TenantScope,
@@ -53,9 +78,7 @@ export async function receiveUpload(
   inspected?: ImageInfo,
 ): Promise<FileUploaded> {
   if (file.status === 'completed') throw alreadyCompleted();
-  if (file.upload_expires_at <= isoNow(clock)) {
-    throw new AppError('url_expired', 'The upload URL has expired; create a new upload with POST /v0/files.');
-  }
+  if (file.upload_expires_at <= isoNow(clock)) throw expired();
   if (bytes.length > 0 && bytes.length !== file.declared_size) {
     throw new AppError(
       'file_size_mismatch',

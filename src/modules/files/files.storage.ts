@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { Readable } from 'node:stream';
+import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { DB } from '../../db/schema.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
@@ -15,9 +16,22 @@ export interface FileStore {
   put(key: string, bytes: Buffer): Promise<void>;
   /** The bytes, or null when nothing is stored under the key. */
   get(key: string): Promise<Buffer | null>;
+  /**
+   * The bytes as a stream and their length, or null when nothing is stored under the key:
+   * downloads are served without holding whole files in memory.
+   */
+  open(key: string): Promise<StoredStream | null>;
   /** Removes the bytes; a missing key is not an error. */
   delete(key: string): Promise<void>;
 }
+
+export interface StoredStream {
+  stream: Readable;
+  size: number;
+}
+
+/** How much of a blob the database store reads per statement when streaming it. */
+export const BLOB_CHUNK_BYTES = 256 * 1024;
 
 const KEY = /^[a-z0-9_]+(\/[a-z0-9_.-]+)*$/;
 
@@ -63,6 +77,23 @@ export class DiskFileStore implements FileStore {
     }
   }
 
+  async open(key: string): Promise<StoredStream | null> {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.#path(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      const { size } = await handle.stat();
+      return { stream: handle.createReadStream({ autoClose: true }), size };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
   async delete(key: string): Promise<void> {
     await fs.rm(this.#path(key), { force: true });
   }
@@ -88,6 +119,44 @@ export class DatabaseFileStore implements FileStore {
   async get(key: string): Promise<Buffer | null> {
     const row = await this.db.selectFrom('file_blobs').select('bytes').where('key', '=', key).executeTakeFirst();
     return row ? Buffer.from(row.bytes) : null;
+  }
+
+  /**
+   * Reads the blob BLOB_CHUNK_BYTES at a time (`substr` works on SQLite blobs and PostgreSQL
+   * bytea alike), one statement per chunk as the client consumes them. Keys are written once, so
+   * the chunks belong to one version of the bytes; a blob deleted meanwhile ends the stream with
+   * an error.
+   */
+  async open(key: string): Promise<StoredStream | null> {
+    const row = await this.db
+      .selectFrom('file_blobs')
+      .select(sql<number>`length(bytes)`.as('size'))
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (row === undefined) return null;
+    const size = Number(row.size);
+    let offset = 0;
+    const stream = new Readable({
+      read: () => {
+        if (offset >= size) {
+          stream.push(null);
+          return;
+        }
+        this.db
+          .selectFrom('file_blobs')
+          .select(sql<Buffer>`substr(bytes, ${offset + 1}, ${BLOB_CHUNK_BYTES})`.as('chunk'))
+          .where('key', '=', key)
+          .executeTakeFirst()
+          .then((chunk) => {
+            if (chunk === undefined) throw new Error(`file blob ${key} disappeared while it was read`);
+            const bytes = Buffer.from(chunk.chunk);
+            offset += bytes.length;
+            stream.push(bytes);
+          })
+          .catch((err: unknown) => stream.destroy(err as Error));
+      },
+    });
+    return { stream, size };
   }
 
   async delete(key: string): Promise<void> {

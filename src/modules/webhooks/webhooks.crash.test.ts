@@ -76,8 +76,9 @@ it('delivers everything after kill -9 of the service with deliveries pending and
       eventIds.push((await appendEvent(tx, systemClock, 'page.version.created', { versionId: `v${i}` })).id);
   });
 
-  // First life: 10 attempts in flight (the receiver hangs), 20 still queued; then kill -9.
-  const first = startServer({ WEBHOOK_CONCURRENCY: '10', WEBHOOK_TIMEOUT_MS: '2000' });
+  // First life: 10 attempts in flight (the receiver hangs; one tenant holds at most half of the
+  // 20 slots), 20 still queued; then kill -9.
+  const first = startServer({ WEBHOOK_CONCURRENCY: '20', WEBHOOK_TIMEOUT_MS: '2000' });
   await until(() => receiver.requests.length >= 10, 'the first attempts');
   first.kill('SIGKILL');
   await once(first, 'exit');

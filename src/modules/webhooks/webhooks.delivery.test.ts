@@ -107,6 +107,21 @@ describe('signed delivery', () => {
       signatures[0],
     );
   });
+
+  it('signs with the time of the attempt, not of the claim (webhook-timestamp)', async () => {
+    const { tenant, receiver } = await setup();
+    // Every reading of this clock is 5 s later than the one before: claim and attempt differ.
+    const ticking = { now: () => (t.clock.advance(5_000), t.clock.now()) };
+    const { engine, close } = testEngine(t.database, ticking);
+    track({ close });
+    const sub = await subscribe(tenant.scope, t.clock, receiver.url);
+    await emit(tenant.scope, t.clock);
+    expect(await engine.drain()).toBe(1);
+    const [delivery] = await deliveriesOf(sub.subscriptionId);
+    const [attempt] = await webhooks.listAttempts(db(), delivery!.id);
+    const signedAt = Number(receiver.requests[0]!.headers['webhook-timestamp']);
+    expect(signedAt).toBe(Math.floor(Date.parse(attempt!.attemptedAt) / 1000));
+  });
 });
 
 describe('retries', () => {
@@ -405,6 +420,82 @@ describe('retention', () => {
     expect(await db().selectFrom('events').select('id').where('id', '=', stuckEvent.id).execute()).toHaveLength(1);
   });
 });
+
+describe('fairness across tenants', () => {
+  /** Tenant A with `backlog` due deliveries (inserted in bulk, all older than anything new). */
+  async function backlogged(backlog: number, respond: Parameters<typeof startReceiver>[1]) {
+    const a = await t.createTenant('Backlogged');
+    const aReceiver = track(await startReceiver(PUBLIC_ALIAS, respond));
+    const aSub = await subscribe(a.scope, t.clock, aReceiver.url);
+    const event = await emit(a.scope, t.clock);
+    const at = new Date(t.clock.now().getTime() - 60_000).toISOString();
+    const rows = Array.from({ length: backlog - 1 }, (_, i) => ({
+      id: `${event.id}_backlog_${i}`,
+      tenant_id: a.tenantId,
+      subscription_id: aSub.subscriptionId,
+      event_id: event.id,
+      event_type: 'page.version.published',
+      status: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: at,
+      created_at: at,
+    }));
+    for (let i = 0; i < rows.length; i += 500) {
+      await db()
+        .insertInto('webhook_deliveries')
+        .values(rows.slice(i, i + 500))
+        .execute();
+    }
+    return { a, aReceiver };
+  }
+
+  it('claims round-robin: a new delivery of B is in the next batch despite 10,000 older ones of A', async () => {
+    await backlogged(10_000, () => ({ status: 204 }));
+    const b = await t.createTenant('Quiet');
+    const bReceiver = track(await startReceiver(PUBLIC_ALIAS));
+    await subscribe(b.scope, t.clock, bReceiver.url);
+    const { engine, close } = testEngine(t.database, t.clock);
+    track({ close });
+    await emit(b.scope, t.clock);
+    const batch = await engine.claim(16);
+    expect(batch).toHaveLength(16);
+    expect(batch.filter((p) => p.delivery.tenant_id === b.tenantId)).toHaveLength(1);
+  });
+
+  it('delivers B within a second while A has 10,000 due deliveries to a receiver that hangs', async () => {
+    const { aReceiver } = await backlogged(10_000, () => 'hang');
+    const b = await t.createTenant('Quiet');
+    const bReceiver = track(await startReceiver(PUBLIC_ALIAS));
+    await subscribe(b.scope, t.clock, bReceiver.url);
+    // A's attempts hang until the deadline (3 s), longer than B may wait.
+    const { engine, close } = testEngine(t.database, t.clock, { timeoutMs: 3_000 });
+    const worker = engine.worker('fairness-test', 1_000);
+    worker.start();
+    try {
+      await waitFor(() => aReceiver.requests.length > 0);
+      const event = await emit(b.scope, t.clock);
+      const started = Date.now();
+      worker.wake(); // what the commit's notify does in the service
+      await waitFor(() => bReceiver.requests.length > 0, 2_500);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(bReceiver.requests[0]!.headers['webhook-id']).toBe(event.id);
+      // A holds at most half of the 16 slots.
+      expect(aReceiver.requests.length).toBeLessThanOrEqual(8);
+    } finally {
+      await aReceiver.close();
+      await worker.stop();
+      close();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('several workers', () => {
   it('never sends the same attempt twice when workers claim side by side', async () => {

@@ -5,7 +5,8 @@ import type { Database } from '../../db/connect.js';
 import type { DB } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { addressPolicy, type AddressPolicy } from '../../net/address-policy.js';
-import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
+import type { Resolver } from '../../net/dns-resolver.js';
+import { SafeHttpClient } from '../../net/http-client.js';
 import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
 import { secretBoxFor, type SecretBox } from '../../outbox/secret-box.js';
@@ -13,7 +14,11 @@ import { pollingWorker } from '../../workers/polling-worker.js';
 import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import * as q from './webhooks.queries.js';
 
-/** A claimed delivery is held for two timeouts and some slack before another worker may retry it. */
+/**
+ * A claimed delivery is held for two timeouts and a second before another worker may retry it.
+ * An attempt ends at its one deadline (DNS included), so the lease outlives it by a whole
+ * timeout: a slow answer is recorded long before anyone else may send the delivery again.
+ */
 export function leaseFor(timeoutMs: number): number {
   return 2 * timeoutMs + 1_000;
 }
