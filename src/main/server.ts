@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
 import { modules } from '../modules/index.js';
+import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { maintenanceWorker } from '../workers/maintenance.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
@@ -29,7 +30,7 @@ async function main() {
   const logger = createLogger(config.logLevel);
   const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
   if (cluster.isPrimary) {
-    const applied = await migrateToLatest(database);
+    const applied = await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');
     if (config.webConcurrency > 1) {
       await database.close();

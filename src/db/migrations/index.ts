@@ -6,6 +6,7 @@ import * as m0004 from './0004-assets-topics.js';
 import * as m0005 from './0005-webhooks.js';
 import * as m0006 from './0006-page-runtime.js';
 import * as m0009 from './0009-performance.js';
+import * as m0014 from './0014-secrets.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005-webhooks': m0005,
   '0006-page-runtime': m0006,
   '0009-performance': m0009,
+  '0014-secrets': m0014,
 };

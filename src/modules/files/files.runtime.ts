@@ -26,7 +26,7 @@ export function fileRuntime(ctx: AppContext): Promise<FileRuntime> {
 }
 
 async function makeRuntime(ctx: AppContext): Promise<FileRuntime> {
-  const signer = await FileUrlSigner.load(ctx.database.kysely, ctx.clock);
+  const signer = await FileUrlSigner.load(ctx.database.kysely, ctx.clock, ctx.config.secretKeys);
   const fixedBase = ctx.config.publicBaseUrl;
   return {
     store: createFileStore(ctx.config, ctx.database.kysely, ctx.clock),

@@ -77,9 +77,9 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
 
 /** Delivery (woken by every commit that queued deliveries) and the pruning of old history. */
 export function webhookWorkers(ctx: WorkerContext): BackgroundWorker[] {
-  if (ctx.database.engine === 'postgres' && ctx.config.webhookSecretKeys.length === 0) {
+  if (ctx.database.engine === 'postgres' && ctx.config.secretKeys.length === 0) {
     ctx.logger.warn(
-      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
+      'SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
     );
   }
   const { engine, close } = createDeliveryEngine(ctx);

@@ -105,7 +105,7 @@ export async function rotateSecret(db: Kysely<DB>, clock: Clock, box: SecretBox,
   const now = clock.now();
   const expires = graceMs > 0 ? new Date(now.getTime() + graceMs).toISOString() : null;
   await q.updateSecrets(db, id, {
-    secret: box.seal(signingSecret),
+    secret: box.seal(signingSecret, id),
     previous_secret: expires ? row.secret : null,
     previous_secret_expires_at: expires,
     updated_at: now.toISOString(),
@@ -128,15 +128,15 @@ export async function replayFailedSince(db: Kysely<DB>, clock: Clock, since: str
   return { since: from, replayed };
 }
 
-/** Re-seals every secret made with an older WEBHOOK_SECRET_KEY with the first (current) key. */
+/** Re-seals every secret made with an older SECRET_KEY with the first (current) key. */
 export async function reencryptSecrets(db: Kysely<DB>, box: SecretBox) {
   const rows = await q.listSealedSecrets(db);
   let reencrypted = 0;
   for (const row of rows) {
     if (!box.isStale(row.secret) && (row.previous_secret === null || !box.isStale(row.previous_secret))) continue;
     await q.updateSecrets(db, row.id, {
-      secret: box.seal(box.open(row.secret)),
-      previous_secret: row.previous_secret === null ? null : box.seal(box.open(row.previous_secret)),
+      secret: box.seal(box.open(row.secret, row.id), row.id),
+      previous_secret: row.previous_secret === null ? null : box.seal(box.open(row.previous_secret, row.id), row.id),
     });
     reencrypted++;
   }

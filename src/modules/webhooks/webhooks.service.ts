@@ -55,7 +55,7 @@ export async function createSubscription(
     url: body.url,
     events: json(events),
     active,
-    secret: deps.secretBox.seal(signingSecret),
+    secret: deps.secretBox.seal(signingSecret, id),
     previous_secret: null,
     previous_secret_expires_at: null,
     deactivated_reason: active ? null : 'api',

@@ -44,8 +44,8 @@ describe('POST /v0/webhook_subscriptions', () => {
       .where('id', '=', body.subscriptionId)
       .executeTakeFirstOrThrow();
     expect(row.secret).not.toContain(body.signingSecret.slice(6));
-    expect(row.secret).toMatch(/^v1\.[0-9a-f]{8}\./);
-    expect(testSecretBox.open(row.secret)).toBe(body.signingSecret);
+    expect(row.secret).toMatch(/^v2\.[0-9a-f]{8}\./);
+    expect(testSecretBox.open(row.secret, body.subscriptionId)).toBe(body.signingSecret);
     expect(row.tenant_id).toBe(alice.tenantId);
   });
 
