@@ -70,7 +70,8 @@ export async function runCli(
 
   const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
   try {
-    if (command.path[0] !== 'migrate') await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
+    if (command.path[0] !== 'migrate')
+      await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     const result = await command.run(
       { database, db: database.kysely, config, clock },
       { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals },

@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { AddressPolicy } from './address-policy.js';
+import { portOf, portRule, type AddressPolicy, type PortRule } from './address-policy.js';
 
 /** How much of a response body is read before the connection is dropped. */
 export const RESPONSE_BODY_READ_BYTES = 64 * 1024;
@@ -32,6 +32,8 @@ export interface SafeHttpClientOptions {
   resolver?: Resolver;
   timeoutMs: number;
   maxSockets?: number;
+  /** The ports a request may reach (default: 80 and 443 only). */
+  ports?: PortRule;
 }
 
 /**
@@ -44,6 +46,7 @@ export interface SafeHttpClientOptions {
  */
 export class SafeHttpClient {
   readonly #policy: AddressPolicy;
+  readonly #ports: PortRule;
   readonly #resolver: Resolver;
   readonly #timeoutMs: number;
   readonly #httpAgent: http.Agent;
@@ -51,6 +54,7 @@ export class SafeHttpClient {
 
   constructor(options: SafeHttpClientOptions) {
     this.#policy = options.policy;
+    this.#ports = options.ports ?? portRule([]);
     this.#resolver = options.resolver ?? systemResolver;
     this.#timeoutMs = options.timeoutMs;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, scheduling: 'lifo' as const };
@@ -77,6 +81,8 @@ export class SafeHttpClient {
       return done({ error: 'invalid URL' });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return done({ error: 'unsupported scheme' });
+    // Checked again at send time: a URL stored before the rule (or the port list) changed.
+    if (!this.#ports(portOf(url))) return done({ error: `blocked_port: ${portOf(url)} is not an allowed port` });
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
 
     let candidates: string[];
@@ -98,7 +104,7 @@ export class SafeHttpClient {
       method: 'POST',
       host: address,
       family: net.isIP(address),
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      port: portOf(url),
       path: `${url.pathname}${url.search}`,
       headers: {
         ...headers,

@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import type { DB } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { addressPolicy, type AddressPolicy } from '../../net/address-policy.js';
+import { addressPolicy, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
 import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
 import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
@@ -40,6 +40,7 @@ export interface DeliveryEngineDeps {
   logger: Logger;
   /** Defaults from `config` below; tests and the bench replace some. */
   policy?: AddressPolicy;
+  ports?: PortRule;
   resolver?: Resolver;
   secretBox?: SecretBox;
   random?: () => number;
@@ -56,6 +57,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
   const concurrency = deps.concurrency ?? config.webhookConcurrency;
   const client = new SafeHttpClient({
     policy: deps.policy ?? addressPolicy(config.webhookAllowPrivateNetworks),
+    ports: deps.ports ?? portRule(config.webhookAllowedPorts),
     resolver: deps.resolver,
     timeoutMs: config.webhookTimeoutMs,
     maxSockets: concurrency,

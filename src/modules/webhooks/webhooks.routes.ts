@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
-import { addressPolicy } from '../../net/address-policy.js';
+import { addressPolicy, portRule } from '../../net/address-policy.js';
 import { secretBoxFor } from '../../outbox/secret-box.js';
 import { WebhookSubscriptionCreateBody, WebhookSubscriptionCreated } from './webhooks.schemas.js';
 import * as webhooks from './webhooks.service.js';
@@ -8,6 +8,7 @@ import * as webhooks from './webhooks.service.js';
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { clock, config } = app.ctx;
   const policy = addressPolicy(config.webhookAllowPrivateNetworks);
+  const ports = portRule(config.webhookAllowedPorts);
 
   app.post(
     '/webhook_subscriptions',
@@ -24,7 +25,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const created = await webhooks.createSubscription(
         request.scope,
         clock,
-        { secretBox: secretBoxFor(config), policy },
+        { secretBox: secretBoxFor(config), policy, ports },
         request.body,
       );
       return reply.code(201).send(created);

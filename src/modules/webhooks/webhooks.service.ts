@@ -3,7 +3,7 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import { validationFailed } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { webhookUrlProblem, type AddressPolicy } from '../../net/address-policy.js';
+import { webhookUrlProblem, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
 import type { SecretBox } from '../../outbox/secret-box.js';
 import { newSigningSecret } from '../../outbox/signing.js';
 import * as q from './webhooks.queries.js';
@@ -17,6 +17,8 @@ export interface WebhookDeps {
   secretBox: SecretBox;
   /** The creation-time address check (WEBHOOK_ALLOW_PRIVATE_NETWORKS lifts it). */
   policy: AddressPolicy;
+  /** The ports a URL may name (80, 443 and WEBHOOK_ALLOWED_PORTS). */
+  ports: PortRule;
 }
 
 export type SubscriptionRow = Awaited<ReturnType<typeof q.listSubscriptions>>[number];
@@ -43,7 +45,7 @@ export async function createSubscription(
   deps: WebhookDeps,
   body: WebhookSubscriptionCreateBody,
 ): Promise<WebhookSubscriptionCreated> {
-  const problem = webhookUrlProblem(body.url, deps.policy);
+  const problem = webhookUrlProblem(body.url, deps.policy, deps.ports);
   if (problem !== null) throw validationFailed('/body/url', problem);
   const events = [...new Set(body.events)];
   const signingSecret = newSigningSecret();
