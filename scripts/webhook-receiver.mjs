@@ -4,7 +4,7 @@
 //
 //   node scripts/webhook-receiver.mjs [--port 4000] [--secret whsec_…] [--status 204]
 //
-// Subscribe it with url http://127.0.0.1:4000/ (needs WEBHOOK_ALLOW_PRIVATE_NETWORKS=true on the
+// Subscribe it with url http://127.0.0.1:4000/ (needs WEBHOOK_ALLOW_PRIVATE_NETWORKS=true and WEBHOOK_ALLOWED_PORTS=4000 on the
 // service: development only).
 import http from 'node:http';
 import { parseArgs } from 'node:util';

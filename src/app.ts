@@ -81,7 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database,
     clock,
     logger,
-    pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock)),
+    pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock, config.secretKeys)),
     notify: deps.notify ?? (() => {}),
   };
   app.decorate('ctx', ctx);

@@ -47,12 +47,16 @@ export interface Config {
    */
   readonly publicBaseUrl: string | null;
   /**
-   * Keys (32 bytes each) that encrypt webhook signing secrets at rest, newest first: the first
-   * encrypts, all decrypt (rotation). Empty: a key is generated into `dataDir` on first use.
+   * The service's own keys (`SECRET_KEY`, 32 bytes each), newest first. The first seals webhook
+   * signing secrets (all open them: rotation) and is the root every HMAC key (cursors, file URLs,
+   * page sessions) is derived from. Empty (development only): webhook secrets are sealed with a key
+   * generated into `dataDir`, and the HMAC keys are random rows of `service_secrets`.
    */
-  readonly webhookSecretKeys: readonly Buffer[];
+  readonly secretKeys: readonly Buffer[];
   /** Lets webhooks reach loopback/private/link-local addresses. Unsafe outside development. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** Ports a webhook URL may name besides 80 and 443 (`WEBHOOK_ALLOWED_PORTS`). */
+  readonly webhookAllowedPorts: readonly number[];
   /** How long one delivery attempt may take, connection to last byte. */
   readonly webhookTimeoutMs: number;
   /** How many deliveries one process has in flight at once. */
@@ -140,16 +144,47 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   if (!LOG_LEVELS.includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
-  const webhookSecretKeys: Buffer[] = [];
-  for (const [i, raw] of (env.WEBHOOK_SECRET_KEY ?? '')
+  const production = env.NODE_ENV?.trim() === 'production';
+
+  // SECRET_KEY is the one root secret; WEBHOOK_SECRET_KEY is its older name, still honoured so that
+  // deployments that set it keep their sealed webhook secrets readable.
+  const keyVariable = env.SECRET_KEY?.trim() ? 'SECRET_KEY' : 'WEBHOOK_SECRET_KEY';
+  if (
+    env.SECRET_KEY?.trim() &&
+    env.WEBHOOK_SECRET_KEY?.trim() &&
+    env.SECRET_KEY.trim() !== env.WEBHOOK_SECRET_KEY.trim()
+  ) {
+    problems.push(
+      'SECRET_KEY and WEBHOOK_SECRET_KEY (its older name) are both set, to different values: keep SECRET_KEY only',
+    );
+  }
+  const secretKeys: Buffer[] = [];
+  for (const [i, raw] of (env[keyVariable] ?? '')
     .split(',')
     .map((k) => k.trim())
     .filter(Boolean)
     .entries()) {
     const key = Buffer.from(raw, 'base64');
     if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(raw))
-      problems.push(`WEBHOOK_SECRET_KEY key ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
-    else webhookSecretKeys.push(key);
+      problems.push(`${keyVariable} key ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
+    else secretKeys.push(key);
+  }
+  if (production && secretKeys.length === 0 && !problems.some((p) => p.startsWith(keyVariable))) {
+    problems.push(
+      'NODE_ENV=production needs SECRET_KEY (base64 of 32 bytes: openssl rand -base64 32), kept apart from the ' +
+        'database and its backups: it seals webhook secrets and signs cursors, file URLs and page sessions',
+    );
+  }
+
+  const webhookAllowedPorts: number[] = [];
+  for (const raw of (env.WEBHOOK_ALLOWED_PORTS ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+    if (!(port >= 1 && port <= 65535))
+      problems.push(`WEBHOOK_ALLOWED_PORTS must be a comma-separated list of ports (1-65535), got "${raw}"`);
+    else if (!webhookAllowedPorts.includes(port)) webhookAllowedPorts.push(port);
   }
 
   const host = env.HOST?.trim() || '0.0.0.0';
@@ -171,6 +206,10 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.search || parsed.hash) {
       problems.push(`PUBLIC_BASE_URL must be an http(s) URL without query or fragment, got "${publicBaseUrl}"`);
     } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
+  } else if (production) {
+    // Without it, signed file URLs would be built from the request's Host header, which any client
+    // can set: a URL pointing at the client's own host could be handed out to someone else.
+    problems.push('NODE_ENV=production needs PUBLIC_BASE_URL (the https origin the service is reached at)');
   }
 
   const enrichmentUrl = env.ENRICHMENT_URL?.trim() || null;
@@ -209,8 +248,9 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     fileStorage,
     fileDecodeConcurrency: int('FILE_DECODE_CONCURRENCY', 2, 1, 64),
     publicBaseUrl,
-    webhookSecretKeys: Object.freeze(webhookSecretKeys),
+    secretKeys: Object.freeze(secretKeys),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookAllowedPorts: Object.freeze(webhookAllowedPorts),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),

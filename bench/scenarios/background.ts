@@ -48,7 +48,7 @@ async function measure(ctx: BenchContext, threaded: boolean) {
     await createSubscription(
       tenant.scope,
       systemClock,
-      { secretBox: box, policy: allowEverything, maxSubscriptions: 20 },
+      { secretBox: box, policy: allowEverything, ports: () => true, maxSubscriptions: 20 },
       {
         url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${i}`,
         events: ['page.version.created', 'page.version.processed', 'page.version.published'],

@@ -1,4 +1,5 @@
 import { migrateToLatest } from '../db/migrate.js';
+import { resealWithKeyOf } from '../outbox/secret-box.js';
 import type { CliCommand } from './command.js';
 
 /** The commands that belong to no resource. */
@@ -6,6 +7,8 @@ export const coreCommands: CliCommand[] = [
   {
     path: ['migrate'],
     summary: 'Apply pending database migrations',
-    run: async (ctx) => ({ applied: await migrateToLatest(ctx.database) }),
+    run: async (ctx) => ({
+      applied: await migrateToLatest(ctx.database, { resealWebhookSecret: resealWithKeyOf(ctx.config) }),
+    }),
   },
 ];

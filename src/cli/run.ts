@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { connectDatabase, sqliteFileIn } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { AppError } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { CliCommand } from './command.js';
@@ -69,7 +70,8 @@ export async function runCli(
 
   const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
   try {
-    if (command.path[0] !== 'migrate') await migrateToLatest(database);
+    if (command.path[0] !== 'migrate')
+      await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     const result = await command.run(
       { database, db: database.kysely, config, clock },
       { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals },

@@ -1,9 +1,13 @@
 import { Migrator, sql, type MigrationResultSet } from 'kysely';
 import type { Database } from './connect.js';
+import type { MigrationContext } from './migrations/column-types.js';
 import { migrations } from './migrations/index.js';
 
-/** Brings the schema up to date. Kysely's migrator locks, so concurrent starts are safe. */
-export async function migrateToLatest(database: Database): Promise<string[]> {
+/**
+ * Brings the schema up to date. Kysely's migrator locks, so concurrent starts are safe. The
+ * service and the CLI pass the context (the secret key); tests on fresh databases need none.
+ */
+export async function migrateToLatest(database: Database, context: MigrationContext = {}): Promise<string[]> {
   const migrator = new Migrator({
     db: database.kysely,
     // Kysely looks for its bookkeeping tables in any schema unless told which; pin them to the
@@ -14,7 +18,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
         Object.fromEntries(
           Object.entries(migrations).map(([name, migration]) => [
             name,
-            { up: (db) => migration.up(db, database.engine) },
+            { up: (db) => migration.up(db, database.engine, context) },
           ]),
         ),
     },

@@ -5,6 +5,7 @@ import { connectDatabase, sqliteFileIn } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
+import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
 import { BackgroundThread, backgroundWorkers } from './background.js';
@@ -28,7 +29,7 @@ async function main() {
   const logger = createLogger(config.logLevel);
   const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
   if (cluster.isPrimary) {
-    const applied = await migrateToLatest(database);
+    const applied = await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');
     if (config.webConcurrency > 1) {
       await database.close();

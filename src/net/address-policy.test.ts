@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { allowEverything, isGlobalUnicast, webhookUrlProblem } from './address-policy.js';
+import { allowEverything, isGlobalUnicast, portRule, webhookUrlProblem } from './address-policy.js';
+
+const webPorts = portRule([]);
 
 describe('isGlobalUnicast (the address dialled is what counts)', () => {
   const blocked: [string, string][] = [
@@ -93,21 +95,31 @@ describe('webhookUrlProblem (creation-time check)', () => {
     ['http://10.1.2.3:8080/', 'non-public'],
     ['http://localhost:3000/', 'non-public'],
     ['http://api.localhost/', 'non-public'],
+    ['https://hooks.example.com:8443/', 'must use port 80 or 443'],
+    ['http://example.com:25/', 'must use port 80 or 443'],
+    ['http://example.com:6379/', 'must use port 80 or 443'],
   ])('refuses %s', (url, message) => {
-    expect(webhookUrlProblem(url, isGlobalUnicast)).toContain(message);
+    expect(webhookUrlProblem(url, isGlobalUnicast, webPorts)).toContain(message);
   });
 
   it.each([
     'https://example.com/hooks',
     'http://8.8.8.8/x',
     'https://[2606:4700:4700::1111]/',
-    'https://hooks.example.com:8443/a?b=c',
+    'https://hooks.example.com:443/a?b=c',
+    'http://hooks.example.com:80/',
   ])('accepts %s', (url) => {
-    expect(webhookUrlProblem(url, isGlobalUnicast)).toBeNull();
+    expect(webhookUrlProblem(url, isGlobalUnicast, webPorts)).toBeNull();
   });
 
   it('lets private addresses through only when the policy allows everything', () => {
-    expect(webhookUrlProblem('http://127.0.0.1:9000/', allowEverything)).toBeNull();
-    expect(webhookUrlProblem('ftp://127.0.0.1/', allowEverything)).toBe('must use http or https');
+    expect(webhookUrlProblem('http://127.0.0.1:9000/', allowEverything, portRule([9000]))).toBeNull();
+    expect(webhookUrlProblem('ftp://127.0.0.1/', allowEverything, webPorts)).toBe('must use http or https');
+  });
+
+  it('accepts other ports only when WEBHOOK_ALLOWED_PORTS lists them', () => {
+    expect(webhookUrlProblem('https://hooks.example.com:8443/', isGlobalUnicast, webPorts)).toContain('port');
+    expect(webhookUrlProblem('https://hooks.example.com:8443/', isGlobalUnicast, portRule([8443]))).toBeNull();
+    expect(webhookUrlProblem('https://hooks.example.com:8444/', isGlobalUnicast, portRule([8443]))).toContain('port');
   });
 });

@@ -55,6 +55,23 @@ export function addressPolicy(allowPrivateNetworks: boolean): AddressPolicy {
   return allowPrivateNetworks ? allowEverything : isGlobalUnicast;
 }
 
+/**
+ * Which ports a webhook may reach. Without a rule a tenant could make the service POST to any
+ * port of any public host (mail, database and admin ports included); with it, only web servers.
+ */
+export type PortRule = (port: number) => boolean;
+
+/** 80 and 443, plus the ports of WEBHOOK_ALLOWED_PORTS. */
+export function portRule(extraPorts: readonly number[]): PortRule {
+  const allowed = new Set([80, 443, ...extraPorts]);
+  return (port) => allowed.has(port);
+}
+
+/** The port a URL reaches: the explicit one, or its scheme's default. */
+export function portOf(url: URL): number {
+  return url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+}
+
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /**
@@ -62,7 +79,7 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
  * every connection. Returns what is wrong, or null. `new URL` has already turned `2130706433`,
  * `0x7f.1` and `127.1` into `127.0.0.1`, so IP literals are judged in their canonical form.
  */
-export function webhookUrlProblem(text: string, policy: AddressPolicy): string | null {
+export function webhookUrlProblem(text: string, policy: AddressPolicy, ports: PortRule): string | null {
   let url: URL;
   try {
     url = new URL(text);
@@ -78,5 +95,6 @@ export function webhookUrlProblem(text: string, policy: AddressPolicy): string |
   if ((literal && !policy(host)) || (localName && !policy('127.0.0.1'))) {
     return 'must not point to a loopback, private, link-local or otherwise non-public address';
   }
+  if (!ports(portOf(url))) return 'must use port 80 or 443 (or a port the operator allows)';
   return null;
 }

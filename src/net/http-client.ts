@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { AddressPolicy } from './address-policy.js';
+import { portOf, portRule, type AddressPolicy, type PortRule } from './address-policy.js';
 import { dnsResolver, type Resolver } from './dns-resolver.js';
 
 export type { Resolver } from './dns-resolver.js';
@@ -39,6 +39,8 @@ export interface SafeHttpClientOptions {
    */
   maxResponseBytes?: number;
   userAgent?: string;
+  /** The ports a request may reach (default: 80 and 443 only). */
+  ports?: PortRule;
 }
 
 /**
@@ -51,6 +53,7 @@ export interface SafeHttpClientOptions {
  */
 export class SafeHttpClient {
   readonly #policy: AddressPolicy;
+  readonly #ports: PortRule;
   readonly #resolver: Resolver;
   readonly #timeoutMs: number;
   readonly #readBytes: number;
@@ -61,6 +64,7 @@ export class SafeHttpClient {
 
   constructor(options: SafeHttpClientOptions) {
     this.#policy = options.policy;
+    this.#ports = options.ports ?? portRule([]);
     this.#resolver = options.resolver ?? dnsResolver();
     this.#timeoutMs = options.timeoutMs;
     // One byte past the cap proves the answer is longer than the cap.
@@ -110,6 +114,8 @@ export class SafeHttpClient {
       return done({ error: 'invalid URL' });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return done({ error: 'unsupported scheme' });
+    // Checked again at send time: a URL stored before the rule (or the port list) changed.
+    if (!this.#ports(portOf(url))) return done({ error: `blocked_port: ${portOf(url)} is not an allowed port` });
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
 
     let candidates: string[];
@@ -133,7 +139,7 @@ export class SafeHttpClient {
       method: 'POST',
       host: address,
       family: net.isIP(address),
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      port: portOf(url),
       path: `${url.pathname}${url.search}`,
       headers: {
         ...headers,

@@ -194,12 +194,12 @@ export class DeliveryEngine {
     const secrets = new Map<string, string[]>();
     for (const s of subscriptions) {
       try {
-        const list = [this.#open(s.secret)];
+        const list = [this.#open(s.secret, s.id)];
         if (s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > now.toISOString())
-          list.push(this.#open(s.previous_secret));
+          list.push(this.#open(s.previous_secret, s.id));
         secrets.set(s.id, list);
       } catch (err) {
-        // Wrong or missing WEBHOOK_SECRET_KEY: leave its deliveries claimed; they come due again
+        // Wrong or missing SECRET_KEY (or a secret sealed for another subscription): leave its deliveries claimed; they come due again
         // when the lease ends, and go out once a process with the right key takes them.
         this.#o.logger.error({ err, subscriptionId: s.id }, 'cannot open the signing secret of a subscription');
       }
@@ -222,12 +222,13 @@ export class DeliveryEngine {
     });
   }
 
-  #open(sealed: string): string {
-    let plain = this.#opened.get(sealed);
+  #open(sealed: string, subscriptionId: string): string {
+    const cacheKey = `${subscriptionId}\n${sealed}`;
+    let plain = this.#opened.get(cacheKey);
     if (plain === undefined) {
       if (this.#opened.size >= 10_000) this.#opened.clear();
-      plain = this.#o.secretBox().open(sealed);
-      this.#opened.set(sealed, plain);
+      plain = this.#o.secretBox().open(sealed, subscriptionId);
+      this.#opened.set(cacheKey, plain);
     }
     return plain;
   }

@@ -7,7 +7,7 @@ import type { Clock } from '../../src/lib/clock.js';
 import { testConfig } from '../harness.js';
 import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delivery.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
-import type { AddressPolicy } from '../../src/net/address-policy.js';
+import { portRule, type AddressPolicy, type PortRule } from '../../src/net/address-policy.js';
 import { appendEvent, type EventType } from '../../src/outbox/events.js';
 import type { Resolver } from '../../src/net/dns-resolver.js';
 import { SecretBox } from '../../src/outbox/secret-box.js';
@@ -20,6 +20,15 @@ export const testSecretBox = new SecretBox([Buffer.from(TEST_SECRET_KEY, 'base64
 export const PUBLIC_ALIAS = '127.0.0.2';
 export const CANARY = '127.0.0.1';
 export const testPolicy: AddressPolicy = (ip) => ip === PUBLIC_ALIAS;
+
+/**
+ * Receivers listen on ports the system picks, which the port rule (80, 443 and
+ * WEBHOOK_ALLOWED_PORTS) would refuse: tests allow exactly the ports of the receivers they started,
+ * on top of the real rule, so every other port stays blocked.
+ */
+const receiverPorts = new Set<number>();
+const productionPorts = portRule([]);
+export const testPorts: PortRule = (port) => productionPorts(port) || receiverPorts.has(port);
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -62,6 +71,7 @@ export async function startReceiver(
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const actualPort = (server.address() as AddressInfo).port;
+  receiverPorts.add(actualPort);
   return {
     url: `http://${host}:${actualPort}/hook`,
     port: actualPort,
@@ -87,6 +97,7 @@ export function testEngine(
     config: { ...testConfig(), webhookTimeoutMs: options.timeoutMs ?? 15_000 },
     logger: pino({ level: 'silent' }),
     policy: options.policy ?? testPolicy,
+    ports: testPorts,
     resolver: options.resolver,
     secretBox: testSecretBox,
     random: options.random ?? (() => 0.5),
@@ -104,7 +115,12 @@ export async function subscribe(
   const created = await createSubscription(
     scope,
     clock,
-    { secretBox: testSecretBox, policy: testPolicy, maxSubscriptions: testConfig().webhookSubscriptionsPerTenant },
+    {
+      secretBox: testSecretBox,
+      policy: testPolicy,
+      ports: testPorts,
+      maxSubscriptions: testConfig().webhookSubscriptionsPerTenant,
+    },
     { url, events, active },
   );
   return created.body;

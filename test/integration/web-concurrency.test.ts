@@ -69,6 +69,7 @@ describe.runIf(ENGINE === 'postgres')('two server processes on PostgreSQL (WEB_C
       PORT: String(await freePort()),
       WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_ALLOWED_PORTS: String(receiver.port),
       RATE_LIMIT_PER_SECOND: '0',
       LOG_LEVEL: 'warn',
     });

@@ -28,8 +28,20 @@ export function columnTypes(engine: Engine): ColumnTypes {
   };
 }
 
+/**
+ * What a migration may need from outside the database. Handed in by the caller, so migrations
+ * still import no application code.
+ */
+export interface MigrationContext {
+  /**
+   * Opens a webhook secret sealed in the `v1` format (no associated data) and seals it again bound
+   * to its subscription id. Absent where no key is at hand (a fresh database needs none).
+   */
+  resealWebhookSecret?: (sealed: string, subscriptionId: string) => string;
+}
+
 export interface Migration {
-  up(db: Kysely<any>, engine: Engine): Promise<void>;
+  up(db: Kysely<any>, engine: Engine, context: MigrationContext): Promise<void>;
 }
 
 /**

@@ -39,8 +39,8 @@ export class SessionTokens {
     this.#secret = Buffer.from(secret, 'utf8');
   }
 
-  static async load(db: Kysely<DB>, clock: Clock): Promise<SessionTokens> {
-    return new SessionTokens(await loadServiceSecret(db, 'session-tokens', clock));
+  static async load(db: Kysely<DB>, clock: Clock, secretKeys: readonly Buffer[]): Promise<SessionTokens> {
+    return new SessionTokens(await loadServiceSecret(db, 'session-tokens', clock, secretKeys));
   }
 
   #mac(tenantId: string, parts: string): Buffer {

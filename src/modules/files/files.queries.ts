@@ -98,3 +98,14 @@ export async function deleteAbandonedUploads(db: Kysely<DB>, before: string) {
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Which of these storage keys a file row still names (as its bytes or its preview). */
+export async function referencedStorageKeys(db: Kysely<DB>, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('files')
+    .select(['storage_key', 'preview_key'])
+    .where((eb) => eb.or([eb('storage_key', 'in', keys), eb('preview_key', 'in', keys)]))
+    .execute();
+  return new Set(rows.flatMap((r) => [r.storage_key, r.preview_key]).filter((k): k is string => k !== null));
+}

@@ -27,7 +27,7 @@ export function fileRuntime(ctx: AppContext): Promise<FileRuntime> {
 }
 
 async function makeRuntime(ctx: AppContext): Promise<FileRuntime> {
-  const signer = await FileUrlSigner.load(ctx.database.kysely, ctx.clock);
+  const signer = await FileUrlSigner.load(ctx.database.kysely, ctx.clock, ctx.config.secretKeys);
   limitImageDecodes(ctx.config.fileDecodeConcurrency);
   const fixedBase = ctx.config.publicBaseUrl;
   return {

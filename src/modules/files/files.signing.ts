@@ -31,8 +31,8 @@ export class FileUrlSigner {
     readonly clock: Clock,
   ) {}
 
-  static async load(db: Kysely<DB>, clock: Clock): Promise<FileUrlSigner> {
-    return new FileUrlSigner(await loadServiceSecret(db, 'file-signing', clock), clock);
+  static async load(db: Kysely<DB>, clock: Clock, secretKeys: readonly Buffer[]): Promise<FileUrlSigner> {
+    return new FileUrlSigner(await loadServiceSecret(db, 'file-signing', clock, secretKeys), clock);
   }
 
   #mac(purpose: UrlPurpose, tenantId: string, fileId: string, expires: number): Buffer {

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { DB } from '../../db/schema.js';
+import { fsyncDirectoryAsync } from '../../lib/fsync.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 
 /**
@@ -23,6 +24,11 @@ export interface FileStore {
   open(key: string): Promise<StoredStream | null>;
   /** Removes the bytes; a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Every key written before `cutoff`, including leftovers of writes a crash cut short: the input
+   * of the orphan sweep (`files.sweep.ts`).
+   */
+  keysWrittenBefore(cutoff: Date): AsyncIterable<string>;
 }
 
 export interface StoredStream {
@@ -39,7 +45,12 @@ function checkKey(key: string): void {
   if (!KEY.test(key) || key.includes('..')) throw new Error(`invalid storage key: ${key}`);
 }
 
-/** One file per key under a folder of the data directory; writes are atomic (temp file + rename). */
+/**
+ * One file per key under a folder of the data directory. Writes are atomic and durable: a temp
+ * file, fsynced, renamed onto the key, then the directory fsynced, so that once `put` returns (and
+ * the row naming the key commits) the bytes survive a power loss under their name. A temp file a
+ * crash left behind is a key no row names; the orphan sweep removes it.
+ */
 export class DiskFileStore implements FileStore {
   readonly kind = 'disk';
   constructor(readonly root: string) {}
@@ -66,6 +77,7 @@ export class DiskFileStore implements FileStore {
       await fs.rm(temp, { force: true });
       throw err;
     }
+    await fsyncDirectoryAsync(path.dirname(target));
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -96,6 +108,24 @@ export class DiskFileStore implements FileStore {
 
   async delete(key: string): Promise<void> {
     await fs.rm(this.#path(key), { force: true });
+  }
+
+  async *keysWrittenBefore(cutoff: Date): AsyncIterable<string> {
+    let entries;
+    try {
+      entries = await fs.readdir(this.root, { recursive: true, withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const stat = await fs.stat(file).catch(() => null);
+      if (stat === null || stat.mtime >= cutoff) continue;
+      const key = path.relative(this.root, file).split(path.sep).join('/');
+      if (KEY.test(key) && !key.includes('..')) yield key;
+    }
   }
 }
 
@@ -161,6 +191,23 @@ export class DatabaseFileStore implements FileStore {
 
   async delete(key: string): Promise<void> {
     await this.db.deleteFrom('file_blobs').where('key', '=', key).execute();
+  }
+
+  async *keysWrittenBefore(cutoff: Date): AsyncIterable<string> {
+    let after = '';
+    for (;;) {
+      const rows = await this.db
+        .selectFrom('file_blobs')
+        .select('key')
+        .where('created_at', '<', cutoff.toISOString())
+        .where('key', '>', after)
+        .orderBy('key')
+        .limit(500)
+        .execute();
+      for (const row of rows) yield row.key;
+      if (rows.length < 500) return;
+      after = rows.at(-1)!.key;
+    }
   }
 }
 

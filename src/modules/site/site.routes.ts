@@ -56,8 +56,8 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   app.addConstraintStrategy(pageHostConstraint(hosts));
   const constraints = { pageHost: 'page' };
 
-  const signer = new PageSigner(await loadServiceSecret(database.kysely, 'page-runtime', clock));
-  const tokens = await SessionTokens.load(database.kysely, clock);
+  const signer = new PageSigner(await loadServiceSecret(database.kysely, 'page-runtime', clock, config.secretKeys));
+  const tokens = await SessionTokens.load(database.kysely, clock, config.secretKeys);
   const files = await fileRuntime(app.ctx);
   const assets = staticAssets();
   const renderAssets = { stylesheet: assets.stylesheet.path, script: assets.script.path };

@@ -371,8 +371,8 @@ describe('POST /v0/webhook_subscriptions/{id}/rotate_secret', () => {
       .selectAll()
       .where('id', '=', a.subscriptionId)
       .executeTakeFirstOrThrow();
-    expect(testSecretBox.open(row.secret)).toBe(first.json().signingSecret);
-    expect(testSecretBox.open(row.previous_secret!)).toBe(a.signingSecret);
+    expect(testSecretBox.open(row.secret, row.id)).toBe(first.json().signingSecret);
+    expect(testSecretBox.open(row.previous_secret!, row.id)).toBe(a.signingSecret);
     // The same key for another subscription is another request.
     const other = await api(tenant, 'POST', `/webhook_subscriptions/${b.subscriptionId}/rotate_secret`, {
       idempotencyKey: 'rot-1',
@@ -398,8 +398,11 @@ describe('POST /v0/webhook_subscriptions/{id}/rotate_secret', () => {
     expect(problem(res).errors.map((e) => e.path)).toContain(path);
     expect(res.body).not.toContain('whsec_');
     expect(await rowCounts(tenant)).toEqual(before);
-    const row = await tenant.scope.selectFrom('webhook_subscriptions').select('secret').executeTakeFirstOrThrow();
-    expect(testSecretBox.open(row.secret)).toBe(sub.signingSecret);
+    const row = await tenant.scope
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'secret'])
+      .executeTakeFirstOrThrow();
+    expect(testSecretBox.open(row.secret, row.id)).toBe(sub.signingSecret);
   });
 
   it('refuses a request without a body (422 /body)', async () => {

@@ -32,7 +32,13 @@ async function cli(...args: string[]) {
     process.execPath,
     ['--import', 'tsx', path.resolve('src/main/cli.ts'), ...args, '--json'],
     {
-      env: { ...process.env, ...t.database.env, WEBHOOK_SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent' },
+      env: {
+        ...process.env,
+        ...t.database.env,
+        WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
+        WEBHOOK_ALLOWED_PORTS: String(receiver.port),
+        LOG_LEVEL: 'silent',
+      },
     },
   );
   return JSON.parse(stdout) as CliOutput;

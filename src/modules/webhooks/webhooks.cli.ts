@@ -97,7 +97,7 @@ export const webhookCommands: CliCommand[] = [
   },
   {
     path: ['webhook', 'reencrypt'],
-    summary: 'Re-seal every signing secret with the first WEBHOOK_SECRET_KEY (key rotation)',
+    summary: 'Re-seal every signing secret with the first SECRET_KEY (key rotation)',
     run: async (ctx) => webhooks.reencryptSecrets(ctx.db, secretBoxFor(ctx.config)),
   },
   {

@@ -7,6 +7,7 @@ import {
   CANARY,
   TEST_SECRET_KEY,
   startReceiver,
+  testPorts,
   testSecretBox,
   type Receiver,
 } from '../../../test/factories/webhooks.js';
@@ -44,6 +45,7 @@ function startServer(env: Record<string, string>): ChildProcess {
       WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
       // The receiver is on loopback; the real classifier would (rightly) refuse it.
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_ALLOWED_PORTS: String(receiver.port),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -67,7 +69,7 @@ it('delivers everything after kill -9 of the service with deliveries pending and
   await createSubscription(
     scope,
     clock,
-    { secretBox: testSecretBox, policy: allowEverything, maxSubscriptions: 1 },
+    { secretBox: testSecretBox, policy: allowEverything, ports: testPorts, maxSubscriptions: 1 },
     { url: receiver.url, events: ['page.version.created'], active: true },
   );
   const eventIds: string[] = [];

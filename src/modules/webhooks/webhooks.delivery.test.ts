@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -393,6 +395,30 @@ describe('SSRF protection at connection time', () => {
     expect(rows).toHaveLength(3);
     for (const d of rows) expect(d.last_error).toMatch(/^blocked_address/);
     expect(canary.requests).toHaveLength(0);
+  });
+
+  it('refuses a port other than 80, 443 and the allowed ones even if it got stored', async () => {
+    // A service on a public address but a port no receiver of the tests was given: not allowed.
+    let hits = 0;
+    const other = http.createServer((_req, res) => {
+      hits++;
+      res.end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, PUBLIC_ALIAS, resolve));
+    try {
+      const { tenant, engine } = await setup();
+      const sub = await subscribe(tenant.scope, t.clock, 'http://placeholder.test/');
+      const url = `http://${PUBLIC_ALIAS}:${(other.address() as AddressInfo).port}/hook`;
+      await db().updateTable('webhook_subscriptions').set({ url }).where('id', '=', sub.subscriptionId).execute();
+      await emit(tenant.scope, t.clock);
+      await engine.drain();
+      const rows = await deliveriesOf(sub.subscriptionId);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.last_error).toMatch(/^blocked_port/);
+      expect(hits).toBe(0);
+    } finally {
+      other.close();
+    }
   });
 });
 

@@ -4,9 +4,8 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
 import type { DB } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { addressPolicy, type AddressPolicy } from '../../net/address-policy.js';
-import type { Resolver } from '../../net/dns-resolver.js';
-import { SafeHttpClient } from '../../net/http-client.js';
+import { addressPolicy, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
+import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
 import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
 import { secretBoxFor, type SecretBox } from '../../outbox/secret-box.js';
@@ -45,6 +44,7 @@ export interface DeliveryEngineDeps {
   logger: Logger;
   /** Defaults from `config` below; tests and the bench replace some. */
   policy?: AddressPolicy;
+  ports?: PortRule;
   resolver?: Resolver;
   secretBox?: SecretBox;
   random?: () => number;
@@ -61,6 +61,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
   const concurrency = deps.concurrency ?? config.webhookConcurrency;
   const client = new SafeHttpClient({
     policy: deps.policy ?? addressPolicy(config.webhookAllowPrivateNetworks),
+    ports: deps.ports ?? portRule(config.webhookAllowedPorts),
     resolver: deps.resolver,
     timeoutMs: config.webhookTimeoutMs,
     maxSockets: concurrency,
@@ -82,9 +83,9 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
 
 /** Delivery (woken by every commit that queued deliveries) and the pruning of old history. */
 export function webhookWorkers(ctx: WorkerContext): BackgroundWorker[] {
-  if (ctx.database.engine === 'postgres' && ctx.config.webhookSecretKeys.length === 0) {
+  if (ctx.database.engine === 'postgres' && ctx.config.secretKeys.length === 0) {
     ctx.logger.warn(
-      'WEBHOOK_SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
+      'SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
     );
   }
   const { engine, close } = createDeliveryEngine(ctx);

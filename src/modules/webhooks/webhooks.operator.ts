@@ -110,8 +110,8 @@ export async function reencryptSecrets(db: Kysely<DB>, box: SecretBox) {
   for (const row of rows) {
     if (!box.isStale(row.secret) && (row.previous_secret === null || !box.isStale(row.previous_secret))) continue;
     await q.updateSecrets(db, row.id, {
-      secret: box.seal(box.open(row.secret)),
-      previous_secret: row.previous_secret === null ? null : box.seal(box.open(row.previous_secret)),
+      secret: box.seal(box.open(row.secret, row.id), row.id),
+      previous_secret: row.previous_secret === null ? null : box.seal(box.open(row.previous_secret, row.id), row.id),
     });
     reencrypted++;
   }

@@ -5,7 +5,7 @@ import type { KeysetWindow } from '../../http/pagination.js';
 import { withIdempotency, type StoredResponse } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { webhookUrlProblem, type AddressPolicy } from '../../net/address-policy.js';
+import { webhookUrlProblem, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
 import type { SecretBox } from '../../outbox/secret-box.js';
 import { newSigningSecret } from '../../outbox/signing.js';
 import { deactivateSubscription } from './webhooks.delivery.js';
@@ -30,6 +30,8 @@ export interface WebhookDeps {
   policy: AddressPolicy;
   /** WEBHOOK_SUBSCRIPTIONS_PER_TENANT: the most live subscriptions a tenant may have. */
   maxSubscriptions: number;
+  /** The ports a URL may name (80, 443 and WEBHOOK_ALLOWED_PORTS). */
+  ports: PortRule;
 }
 
 /** Who switches a subscription on or off; becomes its `deactivatedReason`. */
@@ -76,11 +78,14 @@ function reveal(
   stored: StoredResponse<SealedSecretResponse>,
 ): StoredResponse<WebhookSubscriptionCreated> {
   const { sealedSigningSecret, ...subscription } = stored.body;
-  return { ...stored, body: { ...subscription, signingSecret: box.open(sealedSigningSecret) } };
+  return {
+    ...stored,
+    body: { ...subscription, signingSecret: box.open(sealedSigningSecret, subscription.subscriptionId) },
+  };
 }
 
-function checkUrl(url: string, policy: AddressPolicy): void {
-  const problem = webhookUrlProblem(url, policy);
+function checkUrl(url: string, policy: AddressPolicy, ports: PortRule): void {
+  const problem = webhookUrlProblem(url, policy, ports);
   if (problem !== null) throw validationFailed('/body/url', problem);
 }
 
@@ -103,7 +108,7 @@ export async function createSubscription(
   deps: WebhookDeps,
   body: WebhookSubscriptionCreateBody,
 ): Promise<StoredResponse<WebhookSubscriptionCreated>> {
-  checkUrl(body.url, deps.policy);
+  checkUrl(body.url, deps.policy, deps.ports);
   const stored = await withIdempotency<SealedSecretResponse>(
     scope,
     clock,
@@ -122,7 +127,7 @@ export async function createSubscription(
       const now = isoNow(clock);
       const id = newId('webhookSubscription');
       const active = body.active ?? true;
-      const secret = deps.secretBox.seal(newSigningSecret());
+      const secret = deps.secretBox.seal(newSigningSecret(), id);
       await q.insertSubscription(tx, {
         id,
         url: body.url,
@@ -191,11 +196,11 @@ async function setActive(
 export async function patchSubscription(
   scope: TenantScope,
   clock: Clock,
-  deps: Pick<WebhookDeps, 'policy'>,
+  deps: Pick<WebhookDeps, 'policy' | 'ports'>,
   id: string,
   body: WebhookSubscriptionPatchBody,
 ): Promise<WebhookSubscription> {
-  if (body.url !== undefined) checkUrl(body.url, deps.policy);
+  if (body.url !== undefined) checkUrl(body.url, deps.policy, deps.ports);
   return scope.transaction(async (tx) => {
     const row = await requireSubscription(tx, id);
     const now = isoNow(clock);
@@ -266,7 +271,7 @@ export async function rotateSecret(
       const row = await requireSubscription(tx, id);
       const now = clock.now();
       const expires = graceHours > 0 ? new Date(now.getTime() + graceHours * 3_600_000).toISOString() : null;
-      const secret = box.seal(newSigningSecret());
+      const secret = box.seal(newSigningSecret(), id);
       await q.updateSubscription(tx, id, {
         secret,
         previous_secret: expires === null ? null : row.secret,

@@ -46,8 +46,8 @@ describe('POST /v0/webhook_subscriptions', () => {
       .where('id', '=', body.subscriptionId)
       .executeTakeFirstOrThrow();
     expect(row.secret).not.toContain(body.signingSecret.slice(6));
-    expect(row.secret).toMatch(/^v1\.[0-9a-f]{8}\./);
-    expect(testSecretBox.open(row.secret)).toBe(body.signingSecret);
+    expect(row.secret).toMatch(/^v2\.[0-9a-f]{8}\./);
+    expect(testSecretBox.open(row.secret, body.subscriptionId)).toBe(body.signingSecret);
     expect(row.tenant_id).toBe(alice.tenantId);
   });
 
@@ -59,7 +59,7 @@ describe('POST /v0/webhook_subscriptions', () => {
 
   it('accepts active: false and collapses duplicate event names', async () => {
     const res = await create(alice, {
-      url: 'http://8.8.8.8:8080/hook?x=1',
+      url: 'http://8.8.8.8:80/hook?x=1',
       events: ['form.enriched', 'form.submitted', 'form.enriched'],
       active: false,
     });
@@ -74,6 +74,8 @@ describe('POST /v0/webhook_subscriptions', () => {
     ['a loopback address', { url: 'http://127.0.0.1/', events: ['form.submitted'] }, '/body/url', 'non-public'],
     ['a decimal loopback', { url: 'http://2130706433/', events: ['form.submitted'] }, '/body/url', 'non-public'],
     ['the metadata address', { url: 'http://169.254.169.254/', events: ['form.submitted'] }, '/body/url', 'non-public'],
+    ['an SMTP port', { url: 'http://example.com:25/', events: ['form.submitted'] }, '/body/url', 'port 80 or 443'],
+    ['port 8443 (not listed)', { url: 'https://example.com:8443/', events: ['form.submitted'] }, '/body/url', 'port'],
     ['an unknown event', { url: 'https://example.com/', events: ['page.version.deleted'] }, '/body/events/0', ''],
     ['no events', { url: 'https://example.com/', events: [] }, '/body/events', 'fewer than 1'],
     ['events missing', { url: 'https://example.com/' }, '/body/events', 'required'],
@@ -114,7 +116,11 @@ describe('POST /v0/webhook_subscriptions', () => {
 describe('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', () => {
   it('accepts loopback URLs (development only)', async () => {
     const dev = await startTestApp({
-      config: { WEBHOOK_SECRET_KEY: TEST_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+      config: {
+        WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_ALLOWED_PORTS: '9000',
+      },
     });
     try {
       const tenant = await dev.createTenant();
@@ -130,6 +136,14 @@ describe('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', () => {
         payload: { url: 'ftp://127.0.0.1/', events: ['form.submitted'] },
       });
       expect(ftp.statusCode).toBe(422);
+      // The port rule still holds: 80, 443 and WEBHOOK_ALLOWED_PORTS only.
+      const otherPort = await dev.request(tenant, {
+        method: 'POST',
+        url: '/v0/webhook_subscriptions',
+        payload: { url: 'http://127.0.0.1:6379/hook', events: ['form.submitted'] },
+      });
+      expect(otherPort.statusCode).toBe(422);
+      expect(problem(otherPort).errors).toEqual([{ path: '/body/url', message: expect.stringContaining('port') }]);
     } finally {
       await dev.close();
     }
