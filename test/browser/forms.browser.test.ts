@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { makeAudience } from '../factories/audiences.js';
+import { drainEnrichment, enrichmentDeps } from '../factories/enrichment.js';
 import { makePage } from '../factories/pages.js';
 import { linkOnHost } from '../factories/site.js';
 import { PUBLIC_ALIAS, startReceiver, subscribe, testEngine, type Receiver } from '../factories/webhooks.js';
@@ -20,9 +21,10 @@ class WallClock extends TestClock {
   }
 }
 
-/** The part of a form.submitted payload the test reads. */
-interface FormSubmitted {
+/** The parts of the form.* payloads the test reads. */
+interface FormEventData {
   formSubmission: { formSubmissionId: string };
+  formSubmissionId: string;
   analyticsSessionId: string | null;
 }
 
@@ -68,7 +70,13 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     await linkOnHost(t, tenant, { hostname, path: '/contact', audienceId });
     pageUrl = `http://${hostname}:${port}/contact`;
     receiver = await startReceiver(PUBLIC_ALIAS);
-    secret = (await subscribe(tenant.scope, t.clock, receiver.url, ['form.submitted'])).signingSecret;
+    secret = (
+      await subscribe(tenant.scope, t.clock, receiver.url, [
+        'form.submitted',
+        'form.enriched',
+        'form.enrichment_failed',
+      ])
+    ).signingSecret;
     browser = await launchChromium();
     fs.mkdirSync(SHOTS, { recursive: true });
   }, 120_000);
@@ -83,8 +91,12 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     return browser.newContext({ userAgent: DESKTOP_UA, javaScriptEnabled, viewport: { width: 1024, height: 900 } });
   }
 
-  /** Delivers what the outbox holds and returns the verified form.submitted payloads received. */
+  /**
+   * Runs the queued enrichment jobs (the worker's own step, as the service's worker runs it), then
+   * delivers what the outbox holds; returns every verified form.* event received, in arrival order.
+   */
   async function delivered() {
+    await drainEnrichment(enrichmentDeps(t.database, t.clock));
     const { engine, close } = testEngine(t.database, t.clock);
     try {
       await engine.drain();
@@ -98,7 +110,7 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
           'webhook-id': String(r.headers['webhook-id']),
           'webhook-timestamp': String(r.headers['webhook-timestamp']),
           'webhook-signature': String(r.headers['webhook-signature']),
-        }) as { type: string; data: FormSubmitted },
+        }) as { type: string; data: FormEventData },
     );
   }
 
@@ -158,9 +170,21 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     await context.close();
     expect(errors).toEqual([]);
 
-    const events = (await delivered()).filter((e) => e.type === 'form.submitted');
+    const received = await delivered();
+    const events = received.filter((e) => e.type === 'form.submitted');
     expect(events).toHaveLength(1);
     const data = events[0]!.data;
+    // A business address: the submission, then its enrichment (exactly one), in that order.
+    const mine = received.filter(
+      (e) =>
+        (e.data.formSubmission?.formSubmissionId ?? e.data.formSubmissionId) === data.formSubmission.formSubmissionId,
+    );
+    expect(mine.map((e) => e.type)).toEqual(['form.submitted', 'form.enriched']);
+    expect(mine[1]!.data).toMatchObject({
+      person: { email: 'jane.doe@acme-corp.example', domain: 'acme-corp.example' },
+      account: { domain: 'acme-corp.example' },
+      enrichment: { provider: 'domain' },
+    });
     expect(data).toMatchObject({
       formSubmission: { email: 'jane.doe@acme-corp.example', formId: 'contact-sales', company: 'Acme Corp' },
       page: { pageId },
@@ -178,6 +202,33 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
       formSubmissionIdentifier: 'contact-sales',
       formSubmissionEmail: 'jane.doe@acme-corp.example',
       formSubmissionPhone: '+14155550123',
+    });
+  });
+
+  it('with a free-mail address: form.submitted, then form.enrichment_failed (free_mail_domain)', async () => {
+    const context = await newContext(true);
+    const page = await context.newPage();
+    await page.goto(pageUrl);
+    await page.locator('form[data-ap-form]').scrollIntoViewIfNeeded();
+    await fill(page, { email: 'sam.jones@gmail.com', name: 'Sam Jones' });
+    await page.waitForTimeout(1_600); // a person takes longer than FORM_MIN_FILL_MS
+    const accepted = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/contact'));
+    await page.locator('form button[type="submit"]').click();
+    expect((await accepted).status()).toBe(201);
+    await expect.poll(() => page.locator('.ap-form-sent').isVisible()).toBe(true);
+    await context.close();
+
+    const received = await delivered();
+    const submitted = received.find(
+      (e) => e.type === 'form.submitted' && JSON.stringify(e.data).includes('sam.jones@gmail.com'),
+    );
+    expect(submitted).toBeDefined();
+    const id = submitted!.data.formSubmission.formSubmissionId;
+    const mine = received.filter((e) => (e.data.formSubmission?.formSubmissionId ?? e.data.formSubmissionId) === id);
+    expect(mine.map((e) => e.type)).toEqual(['form.submitted', 'form.enrichment_failed']);
+    expect(mine[1]!.data).toMatchObject({
+      person: { email: 'sam.jones@gmail.com' },
+      failure: { reason: 'free_mail_domain', provider: 'domain', attempts: 1 },
     });
   });
 
