@@ -49,7 +49,8 @@ async function receiver(host: string, delayMs = 0) {
 }
 
 function client(options: ConstructorParameters<typeof SafeHttpClient>[0]) {
-  const c = new SafeHttpClient(options);
+  // The receivers here listen on ephemeral ports; the port rule has tests of its own.
+  const c = new SafeHttpClient({ ports: () => true, ...options });
   open.push(c);
   return c;
 }

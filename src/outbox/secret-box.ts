@@ -19,7 +19,7 @@ const IV_BYTES = 12;
  *
  * The subscription id is the associated data: a sealed secret opens only for the subscription it
  * was made for, so someone who can write rows cannot make one subscription sign with another's
- * secret by copying the column. (`v1` values, sealed without it, are re-sealed by migration 0014
+ * secret by copying the column. (`v1` values, sealed without it, are re-sealed by migration 0017
  * through {@link SecretBox.resealLegacy} and refused everywhere else.)
  */
 export class SecretBox {
@@ -128,7 +128,7 @@ export function generatedKey(dataDir: string): Buffer {
   return key;
 }
 
-/** What migration 0014 needs to re-seal `v1` secrets: the box, opened only if such rows exist. */
+/** What migration 0017 needs to re-seal `v1` secrets: the box, opened only if such rows exist. */
 export function resealWithKeyOf(config: Config): (sealed: string, subscriptionId: string) => string {
   return (sealed, subscriptionId) => secretBoxFor(config).resealLegacy(sealed, subscriptionId);
 }

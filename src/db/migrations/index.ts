@@ -8,9 +8,9 @@ import * as m0006 from './0006-page-runtime.js';
 import * as m0009 from './0009-performance.js';
 import * as m0010 from './0010-forms.js';
 import * as m0013 from './0013-fairness.js';
-import * as m0014 from './0014-secrets.js';
 import * as m0015 from './0015-webhook-api.js';
 import * as m0016 from './0016-enrichment.js';
+import * as m0017 from './0017-secrets.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -26,7 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0009-performance': m0009,
   '0010-forms': m0010,
   '0013-fairness': m0013,
-  '0014-secrets': m0014,
   '0015-webhook-api': m0015,
   '0016-enrichment': m0016,
+  '0017-secrets': m0017,
 };

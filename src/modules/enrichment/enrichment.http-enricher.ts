@@ -26,6 +26,8 @@ export interface HttpEnricherOptions {
 export function httpEnricher(options: HttpEnricherOptions): Enricher {
   const client = new SafeHttpClient({
     policy: options.policy,
+    // ENRICHMENT_URL is the operator's configuration, not a tenant's: any port it names is meant.
+    ports: () => true,
     resolver: options.resolver,
     timeoutMs: options.timeoutMs,
     maxResponseBytes: PROVIDER_RESPONSE_MAX_BYTES,

@@ -8,7 +8,7 @@ import { migrateToLatest } from '../migrate.js';
 const t = useTestApp({ tenants: ['Alice'] });
 const [alice] = t.tenants;
 
-/** A secret as the service sealed it before migration 0014: `v1`, no associated data. */
+/** A secret as the service sealed it before migration 0017: `v1`, no associated data. */
 function sealV1(plain: string): string {
   const key = Buffer.from(TEST_SECRET_KEY, 'base64');
   const iv = Buffer.alloc(12, 3);
@@ -17,13 +17,13 @@ function sealV1(plain: string): string {
   return `v1.${testSecretBox.currentKeyId}.${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url')}`;
 }
 
-/** Runs migration 0014 again, as if the database had been made by the release before it. */
-async function rerun0014(resealWebhookSecret?: (sealed: string, id: string) => string) {
-  await sql`delete from kysely_migration where name = '0014-secrets'`.execute(t.database.kysely);
+/** Runs migration 0017 again, as if the database had been made by the release before it. */
+async function rerun0017(resealWebhookSecret?: (sealed: string, id: string) => string) {
+  await sql`delete from kysely_migration where name = '0017-secrets'`.execute(t.database.kysely);
   return migrateToLatest(t.database, { resealWebhookSecret });
 }
 
-describe('migration 0014: webhook secrets bound to their subscription', () => {
+describe('migration 0017: webhook secrets bound to their subscription', () => {
   it('re-seals v1 secrets (current and previous) as v2 with the subscription id as associated data', async () => {
     const a = await subscribe(alice.scope, t.clock, 'https://a.example.com/hook');
     const b = await subscribe(alice.scope, t.clock, 'https://b.example.com/hook');
@@ -40,9 +40,9 @@ describe('migration 0014: webhook secrets bound to their subscription', () => {
       .executeTakeFirstOrThrow();
 
     // Without the key the migration refuses (rather than leaving secrets nobody can open).
-    await expect(rerun0014()).rejects.toThrow(/re-sealed with the secret key/);
+    await expect(rerun0017()).rejects.toThrow(/re-sealed with the secret key/);
 
-    expect(await rerun0014((sealed, id) => testSecretBox.resealLegacy(sealed, id))).toEqual(['0014-secrets']);
+    expect(await rerun0017((sealed, id) => testSecretBox.resealLegacy(sealed, id))).toEqual(['0017-secrets']);
     const rows = await db.selectFrom('webhook_subscriptions').select(['id', 'secret', 'previous_secret']).execute();
     const rowA = rows.find((r) => r.id === a.subscriptionId)!;
     expect(rowA.secret).toMatch(/^v2\./);
