@@ -1,10 +1,14 @@
+import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TenantScope } from '../../src/db/tenant-scope.js';
 import { systemClock } from '../../src/lib/clock.js';
+import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
+import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
 import { createApiKey, createTenant } from '../../src/modules/tenants/tenants.service.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import { allowEverything } from '../../src/net/address-policy.js';
 import { makeAudience } from '../factories/audiences.js';
+import { makePage } from '../factories/pages.js';
 import {
   CANARY,
   startReceiver,
@@ -22,7 +26,8 @@ import { startServerProcess } from '../process.js';
  * every event is delivered to a local receiver; the server is killed with SIGKILL at random
  * moments and started again. Afterwards nothing acknowledged may be missing, no email may belong
  * to two persons, an unanswered write retried with its key must give one id, every version must be
- * generated exactly once and every event delivered at least once.
+ * generated exactly once and every event delivered at least once. Visitors also submit a page's
+ * form (issue 12): every submission that committed ends in exactly one enrichment event.
  *
  * Runs with `npm run test:crash` (its own vitest config), on SQLite and PostgreSQL.
  */
@@ -49,7 +54,56 @@ afterAll(async () => {
 type LogOp = { kind: 'log'; key: string; body: Record<string, unknown> };
 type AccountOp = { kind: 'account'; domain: string };
 type VersionOp = { kind: 'version'; pageId: string; audienceId: string };
-type Op = LogOp | AccountOp | VersionOp;
+type FormOp = { kind: 'form'; token: string; email: string };
+type Op = LogOp | AccountOp | VersionOp | FormOp;
+
+/** The page host of the form, and what its hidden fields name (read from the served page). */
+const FORM_HOST = `crash-${process.pid}.localhost`;
+const form = { audienceId: '', actionId: '' };
+
+/** One request to the page host (fetch cannot set Host). Resolves null when the process died. */
+function pageRequest(
+  baseUrl: string,
+  method: 'GET' | 'POST',
+  body?: unknown,
+): Promise<{ status: number; text: string } | null> {
+  return new Promise((resolve) => {
+    const request = http.request(
+      `${baseUrl}/contact`,
+      {
+        method,
+        headers: { host: FORM_HOST, accept: 'application/json', 'content-type': 'application/json' },
+        timeout: 20_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', () => resolve(null));
+      },
+    );
+    request.on('error', () => resolve(null));
+    request.on('timeout', () => request.destroy());
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** A visitor's form submission, as the page script sends it (a token per view). */
+async function submit(baseUrl: string, op: FormOp): Promise<string | null> {
+  const res = await pageRequest(baseUrl, 'POST', {
+    email: op.email,
+    name: 'Crash Visitor',
+    ap_audience: form.audienceId,
+    ap_action: form.actionId,
+    ap_token: op.token,
+    ap_elapsed: '5000',
+  });
+  if (res === null || res.status === 503) return null;
+  if (res.status === 201 || res.status === 200)
+    return (JSON.parse(res.text) as { formSubmissionId: string }).formSubmissionId;
+  throw new Error(`form: unexpected ${res.status} ${res.text.slice(0, 300)}`);
+}
 /** What the service answered: an id, or nothing (the connection died with the process). */
 type Outcome = { op: Op; id: string | null };
 
@@ -62,12 +116,14 @@ function serverEnv(): Record<string, string> {
     WEBHOOK_ALLOWED_PORTS: String(receiver.port),
     RATE_LIMIT_PER_SECOND: '0',
     AUTH_FAILURES_PER_MINUTE: '0',
+    FORM_SUBMISSIONS_PER_MINUTE: '0',
     // A delivery in flight at the kill is retried when its lease (2 timeouts + 1 s) ends.
     WEBHOOK_TIMEOUT_MS: '2000',
   };
 }
 
 async function send(baseUrl: string, apiKey: string, op: Op): Promise<string | null> {
+  if (op.kind === 'form') return submit(baseUrl, op);
   const [url, body] =
     op.kind === 'log'
       ? ['/v0/person_logs', { ...op.body, idempotencyKey: op.key }]
@@ -104,17 +160,39 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     { secretBox: testSecretBox, policy: allowEverything, ports: testPorts, maxSubscriptions: 1 },
     {
       url: receiver.url,
-      events: ['page.version.created', 'page.version.processed', 'page.version.published'],
+      events: [
+        'page.version.created',
+        'page.version.processed',
+        'page.version.published',
+        'form.submitted',
+        'form.enriched',
+        'form.enrichment_failed',
+      ],
       active: true,
     },
   );
   const audiences: Awaited<ReturnType<typeof makeAudience>>[] = [];
   for (let i = 0; i < 4; i++) audiences.push(await makeAudience(scope, systemClock));
+  // A page with a form, served on its own host; half of the visitors give a free-mail address.
+  const formPageId = await makePage(scope, systemClock, {
+    status: 'published',
+    actions: [{ purpose: 'Talk to us', buttonTitle: 'Send', actionType: 'form', url: 'https://example.com/contact' }],
+    headerActionIndex: 0,
+  });
+  form.audienceId = (await makeAudience(scope, systemClock, { pageId: formPageId })).audienceId;
+  const domain = await createTenantDomain(scope, systemClock, { hostname: FORM_HOST }, { apiHostname: null });
+  await createPageLink(scope, systemClock, {
+    path: '/contact',
+    tenantDomainId: domain.tenantDomainId,
+    target: { targetType: 'audience', audienceId: form.audienceId },
+  });
 
   let next = 0;
   const makeOp = (): Op => {
     const n = next++;
     const pick = Math.random();
+    if (pick < 0.15)
+      return { kind: 'form', token: `form-${n}`, email: `visitor${n}@${n % 2 ? 'gmail.com' : `lead${n}.example.com`}` };
     if (pick < 0.6) {
       return {
         kind: 'log',
@@ -131,6 +209,11 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
   for (let round = 0; round < ROUNDS; round++) {
     server = await startServerProcess(serverEnv());
     const baseUrl = server.baseUrl;
+    if (form.actionId === '') {
+      const page = await pageRequest(baseUrl, 'GET');
+      form.actionId = /name="ap_action" value="([^"]+)"/.exec(page?.text ?? '')?.[1] ?? '';
+      expect(form.actionId, 'the form page serves its form').not.toBe('');
+    }
     let running = true;
     const clients = Array.from({ length: CLIENTS }, async () => {
       while (running) {
@@ -152,6 +235,12 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     .set({ available_at: new Date(Date.now() - 1_000).toISOString() })
     .where('audience_versions.status', '=', 'processing')
     .execute();
+  // The same for an enrichment job a killed process had claimed (its lease is 30 s).
+  await scope
+    .updateTable('enrichment_jobs')
+    .set({ available_at: new Date(Date.now() - 1_000).toISOString() })
+    .where('enrichment_jobs.status', '=', 'processing')
+    .execute();
 
   // The last life: nobody kills it.
   server = await startServerProcess(serverEnv());
@@ -168,11 +257,55 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     const second = await send(baseUrl, apiKey, op);
     expect(first).not.toBeNull();
     expect(second).toBe(first);
-    if (id !== null && op.kind === 'log') expect(first).toBe(id);
+    if (id !== null && (op.kind === 'log' || op.kind === 'form')) expect(first).toBe(id);
+  }
+
+  // Every submission (acknowledged or not, once retried) ends in exactly one enrichment event:
+  // form.enriched for a company address, form.enrichment_failed (free_mail_domain) for gmail.
+  const submissions = await scope
+    .selectFrom('form_submissions')
+    .select(['form_submissions.id', 'form_submissions.email'])
+    .execute();
+  const formTokens = new Set(outcomes.filter((o) => o.op.kind === 'form').map((o) => (o.op as FormOp).token));
+  expect(submissions.length).toBe(formTokens.size);
+  for (const { op, id } of acknowledged) {
+    if (op.kind === 'form')
+      expect(
+        submissions.some((row) => row.id === id),
+        `submission ${id}`,
+      ).toBe(true);
+  }
+  const enrichmentDeadline = Date.now() + 60_000;
+  const enrichmentEvents = () =>
+    scope
+      .selectFrom('events')
+      .select(['events.type', 'events.data'])
+      .where('events.type', 'in', ['form.enriched', 'form.enrichment_failed'])
+      .execute();
+  while ((await enrichmentEvents()).length < submissions.length && Date.now() < enrichmentDeadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const perSubmission = new Map<string, string[]>();
+  for (const e of await enrichmentEvents()) {
+    const submissionId = (e.data as { formSubmissionId: string }).formSubmissionId;
+    perSubmission.set(submissionId, [...(perSubmission.get(submissionId) ?? []), e.type]);
+  }
+  for (const row of submissions) {
+    const expected = row.email.endsWith('@gmail.com') ? 'form.enrichment_failed' : 'form.enriched';
+    expect(perSubmission.get(row.id), `enrichment of ${row.id}`).toEqual([expected]);
   }
 
   // No acknowledged write is lost.
-  const logIds = new Set((await scope.selectFrom('person_logs').select('person_logs.id').execute()).map((r) => r.id));
+  // The clients' own entries (form submissions write person logs of their own, source page-form).
+  const logIds = new Set(
+    (
+      await scope
+        .selectFrom('person_logs')
+        .select('person_logs.id')
+        .where('person_logs.source', '=', 'crash-test')
+        .execute()
+    ).map((r) => r.id),
+  );
   const accountIds = new Set((await scope.selectFrom('accounts').select('accounts.id').execute()).map((r) => r.id));
   for (const { op, id } of acknowledged) {
     if (op.kind === 'log') expect(logIds.has(id!), `person log ${id}`).toBe(true);
@@ -234,6 +367,7 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
   server = null;
   console.log(
     `${ENGINE}: ${ROUNDS} kills, ${outcomes.length} writes (${unknown.length} unanswered), ` +
-      `${versions.length} versions, ${eventIds.length} events, ${receiver.requests.length} deliveries`,
+      `${versions.length} versions, ${submissions.length} form submissions, ${eventIds.length} events, ` +
+      `${receiver.requests.length} deliveries`,
   );
 }, 240_000);
