@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -59,6 +61,37 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/**
+ * A loopback HTTP server in the bench process that the service under test may deliver webhooks
+ * to: it listens before the service starts, so that its port can be in the service's
+ * WEBHOOK_ALLOWED_PORTS (with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). A scenario sets what answers.
+ */
+export interface Subscriber {
+  baseUrl: string;
+  /** Sets the handler of every request from now on; null (the default) answers 503. */
+  handle(handler: http.RequestListener | null): void;
+  close(): Promise<void>;
+}
+
+export async function startSubscriber(): Promise<Subscriber> {
+  let current: http.RequestListener | null = null;
+  const server = http.createServer((req, res) => {
+    if (current) current(req, res);
+    else req.resume().on('end', () => res.writeHead(503).end());
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    handle: (handler) => (current = handler),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 export interface BenchContext {
   engine: Engine;
   /** The bench's own connection to the database the service runs on; seed straight into it. */
@@ -69,6 +102,8 @@ export interface BenchContext {
   createTenant(name: string): Promise<{ tenantId: string; apiKey: string; scope: TenantScope }>;
   /** The service under test (started once per run with rate limiting off and quiet logs). */
   service: Service;
+  /** Where the service may deliver webhooks (a scenario's local subscriber). */
+  subscriber: Subscriber;
   /** Drives load at the service and records the measurement. */
   load(options: LoadOptions): Promise<Measurement>;
   /** Records a measurement made otherwise (e.g. webhook deliveries per second). */
@@ -220,4 +255,10 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The p-th percentile of sorted values (nearest rank), to 0.1. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
 }

@@ -25,6 +25,7 @@ import {
   createBenchDatabase,
   median,
   startService,
+  startSubscriber,
   type BenchContext,
   type LoadOptions,
   type Measurement,
@@ -120,7 +121,14 @@ const skipped: Measurement = {
 async function runEngine(engine: Engine) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
   const main = await createBenchDatabase(engine, dataDir, 'main');
-  const service = await startService({ ...main.env, ...serviceEnv });
+  // The local subscriber listens first: the service must be told its port.
+  const subscriber = await startSubscriber();
+  const service = await startService({
+    ...main.env,
+    ...serviceEnv,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_ALLOWED_PORTS: new URL(subscriber.baseUrl).port,
+  });
   const ceilings = new Ceilings();
   let current = '';
   console.log(`\n# ${engine}${serviceEnv.WEB_CONCURRENCY ? ` (WEB_CONCURRENCY=${serviceEnv.WEB_CONCURRENCY})` : ''}`);
@@ -132,6 +140,7 @@ async function runEngine(engine: Engine) {
     dataDir,
     quick,
     service,
+    subscriber,
     createTenant: (name) => benchTenant(main.database, name),
     freshDatabase: (label) =>
       createBenchDatabase(engine, fs.mkdtempSync(path.join(os.tmpdir(), `aps-bench-${label}-`)), label),
@@ -261,6 +270,7 @@ async function runEngine(engine: Engine) {
   } finally {
     await ceilings.stop();
     await service.stop();
+    await subscriber.close();
     await main.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

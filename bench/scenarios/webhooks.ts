@@ -10,7 +10,7 @@ import { createSubscription } from '../../src/modules/webhooks/webhooks.service.
 import { allowEverything } from '../../src/net/address-policy.js';
 import { appendEvent } from '../../src/outbox/events.js';
 import { SecretBox } from '../../src/outbox/secret-box.js';
-import { benchTenant, type BenchContext, type BenchScenario } from '../lib.js';
+import { benchTenant, percentile, type BenchContext, type BenchScenario } from '../lib.js';
 
 const SUBSCRIPTIONS = 100;
 
@@ -55,11 +55,6 @@ async function startReceiver(secrets: string[], failFirst: boolean) {
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
 const wallNow = () => performance.timeOrigin + performance.now();
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
-}
 
 /**
  * Runs the delivery worker in this process on its own database (the shared bench service
