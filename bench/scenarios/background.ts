@@ -72,6 +72,7 @@ async function measure(ctx: BenchContext, threaded: boolean) {
     WORKERS_THREAD: String(threaded),
     WEBHOOK_SECRET_KEY: SECRET_KEY.toString('base64'),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_ALLOWED_PORTS: String((receiver.address() as AddressInfo).port),
   });
   const load = () =>
     runLoad({
