@@ -13,7 +13,7 @@ export const backgroundWorkers: WorkerFactory[] = [
 ];
 
 /** What the server thread and the workers' thread say to each other. */
-export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' } | { type: 'stopped' };
+export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' };
 
 /**
  * The background workers on a thread of their own (WORKERS_THREAD), as the server process sees

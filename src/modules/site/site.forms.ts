@@ -14,6 +14,7 @@ import {
   type FieldProblem,
   type FormValues,
 } from '../form-submissions/index.js';
+import { htmlHeaders } from './site.headers.js';
 import type { ActionModel } from './site.model.js';
 import type { PageService } from './site.service.js';
 
@@ -143,13 +144,7 @@ export function formHandler(deps: FormDeps) {
         values,
         problems: problems.length > 0 ? problems : [{ field: 'form', message: error.detail }],
       });
-      return reply
-        .code(error.status)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('content-security-policy', csp)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'strict-origin-when-cross-origin')
-        .send(html);
+      return htmlHeaders(reply.code(error.status), csp).send(html);
     };
 
     const reading = readSubmission(fields, deps.minFillMs);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { htmlHeaders } from './site.headers.js';
 import { renderErrorPage, ERROR_PAGE_CSP } from './site.render.js';
 import { wantsHtml } from './site.routes.js';
 
@@ -11,11 +12,5 @@ const API_PATHS = /^\/(v0|docs|openapi\.json|files|healthz|readyz)(\/|$|\?)/;
  */
 export function browserNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (!wantsHtml(request) || API_PATHS.test(request.url)) return undefined;
-  return reply
-    .code(404)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', ERROR_PAGE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .send(renderErrorPage(404));
+  return htmlHeaders(reply.code(404).header('cache-control', 'no-store'), ERROR_PAGE_CSP).send(renderErrorPage(404));
 }

@@ -14,14 +14,13 @@ import { FORM_BODY_LIMIT, formHandler } from './site.forms.js';
 import { ERROR_PAGE_CSP, renderErrorPage } from './site.render.js';
 import { PageService } from './site.service.js';
 import { staticAssets } from './site.static.js';
+import { htmlHeaders } from './site.headers.js';
 import { PageSigner } from './site.tokens.js';
 
 /** Shared and browser caches may keep a page a minute, and serve it stale for ten while they refetch. */
 export const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
-/** Where a link from a page goes, we say only which site it came from (keys in paths stay private). */
-const REFERRER_POLICY = 'strict-origin-when-cross-origin';
 
 /**
  * The router's decision "page host or not" (synchronous, per request): a request whose Host is a
@@ -89,14 +88,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   app.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string' }, json);
 
   const sendError = (reply: FastifyReply, status: number) =>
-    reply
-      .code(status)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', ERROR_PAGE_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', REFERRER_POLICY)
-      .send(errorPage(status));
+    htmlHeaders(reply.code(status).header('cache-control', 'no-store'), ERROR_PAGE_CSP).send(errorPage(status));
 
   /** Errors on page hosts as the small HTML pages: a bad URL is "no page here", never a stack trace. */
   const htmlErrors = (
@@ -139,14 +131,10 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
       if (outcome.status !== 200) return miss(request, reply, outcome.status);
       const { entry } = outcome;
       const encoding = chooseEncoding(request.headers['accept-encoding']);
-      reply
-        .header('content-type', 'text/html; charset=utf-8')
+      htmlHeaders(reply, entry.csp)
         .header('cache-control', PAGE_CACHE_CONTROL)
         .header('etag', etagFor(entry, encoding))
-        .header('vary', 'Accept-Encoding')
-        .header('content-security-policy', entry.csp)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', REFERRER_POLICY);
+        .header('vary', 'Accept-Encoding');
       if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();
       if (encoding !== 'identity') reply.header('content-encoding', encoding);
       return reply.send(pages.encoded(entry, encoding));
