@@ -2,12 +2,22 @@ import pg from 'pg';
 
 /**
  * Named prepared statements for PostgreSQL. Kysely sends every query unnamed, so the server
- * parses and plans it anew each time; for the statements of the hot paths (registered by
- * `preparedQuery`) this client sends the same text under a stable name instead, and pg then
- * parses it once per connection and only binds and executes afterwards. Other queries are
- * sent as before.
+ * parses and plans it anew each time: for a join of five tables that costs more than running it
+ * (docs/performance.md: serving a page by Host went from 1,300 to 5,600 req/s once its statement
+ * was named). This client sends a statement text under a stable name instead, and pg then parses
+ * it once per connection and only binds and executes afterwards.
+ *
+ * Which texts are named:
+ * - those registered by `preparedQuery`/`preparedRawQuery` (the hot paths), from their first use;
+ * - any other text from its second use, up to `MAX_NAMED` texts in all, so that statements whose
+ *   text varies with the input (an `in (…)` list, a literal) cannot grow every connection's
+ *   statement cache without bound. Past the cap, new texts go unnamed as before.
  */
 const names = new Map<string, string>();
+/** Texts seen once and not named yet (cleared when it grows large: it only delays naming). */
+const seenOnce = new Set<string>();
+const MAX_NAMED = 2_000;
+const MAX_SEEN_ONCE = 10_000;
 
 /** Registers `text` to be sent as a named prepared statement; returns its name. */
 export function nameStatement(text: string): string {
@@ -19,6 +29,15 @@ export function nameStatement(text: string): string {
   return name;
 }
 
+function nameOf(text: string): string | undefined {
+  const name = names.get(text);
+  if (name !== undefined || names.size >= MAX_NAMED) return name;
+  if (seenOnce.delete(text)) return nameStatement(text);
+  if (seenOnce.size >= MAX_SEEN_ONCE) seenOnce.clear();
+  seenOnce.add(text);
+  return undefined;
+}
+
 type Query = (...args: unknown[]) => unknown;
 
 export class NamingClient extends pg.Client {
@@ -26,7 +45,7 @@ export class NamingClient extends pg.Client {
   override query(config: unknown, values?: unknown, callback?: unknown): unknown {
     const send = super.query as unknown as Query;
     if (typeof config === 'string' && Array.isArray(values)) {
-      const name = names.get(config);
+      const name = nameOf(config);
       if (name !== undefined) return send.call(this, { name, text: config, values }, callback);
     }
     return send.call(this, config, values, callback);

@@ -88,6 +88,7 @@ export function preparedRawQuery<P extends Record<string, unknown>, Q extends Co
           typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
         ),
       };
+      if (engine === 'postgres') nameStatement(entry.sql);
       compiled.set(engine, entry);
     }
     const parameters = entry.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.constant));
