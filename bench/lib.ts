@@ -52,6 +52,8 @@ export interface LoadOptions {
    */
   onResponse?: (n: number, status: number) => void;
   extra?: Record<string, unknown>;
+  /** Another server to load instead of the service (the stack's reference, bench/reference.mjs). */
+  target?: { baseUrl: string; pid: number };
 }
 
 export interface Service {
@@ -204,6 +206,25 @@ export async function stopChild(child: ChildProcess) {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');
+}
+
+/** The stack's reference server (bench/reference.mjs), seeded and listening. */
+export async function startReference(engine: Engine, where: string) {
+  const child = spawn(process.execPath, [path.resolve('bench/reference.mjs'), engine, where], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];
+  const { port, key, persons } = JSON.parse(line) as { port: number; key: string; persons: number };
+  const step = (count: number) => Math.max(1, Math.floor(persons / count));
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    key,
+    /** `count` paths of persons spread over the table, like the service's load. */
+    paths: (count: number) =>
+      Array.from({ length: count }, (_, i) => `/v0/persons/person_${String(i * step(count)).padStart(26, '0')}`),
+    stop: () => stopChild(child),
+  };
 }
 
 /**

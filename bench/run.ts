@@ -158,13 +158,14 @@ async function runEngine(engine: Engine) {
       })[] = [];
       let bytes = 0;
       const loadAverage = os.loadavg()[0]!;
+      const target = options.target ?? service;
       for (let round = 0; round < n; round++) {
         // A load that watches each response makes each request when it is sent (autocannon).
         const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
-        if (round === 0) bytes = await responseBytes(service.baseUrl, headers, requests[0]!);
-        const cpuBefore = processTreeCpuMicros(service.pid);
+        if (round === 0) bytes = await responseBytes(target.baseUrl, headers, requests[0]!);
+        const cpuBefore = processTreeCpuMicros(target.pid);
         const result = await runLoad({
-          baseUrl: service.baseUrl,
+          baseUrl: target.baseUrl,
           headers,
           requests,
           ...(options.onResponse
@@ -176,7 +177,7 @@ async function runEngine(engine: Engine) {
           connections: options.connections ?? CONNECTIONS,
           durationSeconds: options.durationSeconds ?? duration,
         });
-        const cpu = processTreeCpuMicros(service.pid) - cpuBefore;
+        const cpu = processTreeCpuMicros(target.pid) - cpuBefore;
         let ceiling: number | null = null;
         let ceilingCpu: number | null = null;
         if (!options.noCeiling) {

@@ -26,6 +26,8 @@ export interface Config {
    * process, so more than 1 is refused there.
    */
   readonly webConcurrency: number;
+  /** Connections of each process's PostgreSQL pool (requests and workers share it). */
+  readonly pgPoolSize: number;
   /** Whether this process runs the background workers (version generation, webhook delivery). */
   readonly runWorkers: boolean;
   /**
@@ -243,6 +245,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
+    pgPoolSize: int('PG_POOL_SIZE', 10, 1, 1_000),
     runWorkers: bool('RUN_WORKERS', true),
     workersThread: bool('WORKERS_THREAD', databaseUrl === null),
     fileStorage,

@@ -6,7 +6,7 @@ import { newId } from '../../src/lib/ids.js';
 import { insertAccounts } from '../../src/modules/accounts/accounts.queries.js';
 import { insertPersonLogs, type NewPersonLogRow } from '../../src/modules/person-logs/person-logs.queries.js';
 import { insertPersons, type NewPersonRow } from '../../src/modules/persons/persons.queries.js';
-import type { BenchContext, BenchScenario } from '../lib.js';
+import { BENCH_PG_URL, startReference, type BenchContext, type BenchScenario } from '../lib.js';
 
 const CHUNK = 500;
 
@@ -273,6 +273,24 @@ export const personsScenario: BenchScenario = {
 
     const personPaths = data.personIds.filter((_, i) => i % 97 === 0).map((id) => `/v0/persons/${id}`);
     await ctx.load({ name: 'GET /v0/persons/{id}', path: '', paths: personPaths, apiKey: large.apiKey });
+
+    // The same load on the stack alone (bench/reference.mjs): what Fastify and the driver reach
+    // reading one row by primary key with nothing of the service around them.
+    const reference = await startReference(
+      ctx.engine,
+      ctx.engine === 'sqlite' ? `${ctx.dataDir}/reference.sqlite` : BENCH_PG_URL,
+    );
+    try {
+      await ctx.load({
+        name: 'GET /v0/persons/{id}, reference: bare Fastify + one row',
+        path: '',
+        paths: reference.paths(personPaths.length),
+        apiKey: reference.key,
+        target: reference,
+      });
+    } finally {
+      await reference.stop();
+    }
 
     await ctx.load({
       name: `GET /v0/persons/search (${sizes.persons / 10} persons)`,

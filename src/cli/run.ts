@@ -68,7 +68,11 @@ export async function runCli(
     return fail((err as Error).message);
   }
 
-  const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+  const database = connectDatabase({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: sqliteFileIn(config.dataDir),
+    pgPoolSize: config.pgPoolSize,
+  });
   try {
     if (command.path[0] !== 'migrate')
       await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });

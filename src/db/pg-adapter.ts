@@ -46,8 +46,21 @@ export class NamingClient extends pg.Client {
     const send = super.query as unknown as Query;
     if (typeof config === 'string' && Array.isArray(values)) {
       const name = nameOf(config);
-      if (name !== undefined) return send.call(this, { name, text: config, values }, callback);
+      if (name !== undefined && callback === undefined) return this.#named(name, config, values);
     }
     return send.call(this, config, values, callback);
+  }
+
+  /**
+   * The query built from the text (pg copies a config object property by property, about 5 µs
+   * per query in the profile of a person-log write) and then named, submitted as a query object.
+   */
+  #named(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const query = new pg.Query(text, values) as pg.Query & { name: string; callback?: unknown };
+    query.name = name;
+    return new Promise((resolve, reject) => {
+      query.callback = (error: Error | null, result: pg.QueryResult) => (error ? reject(error) : resolve(result));
+      (super.query as unknown as Query).call(this, query);
+    });
   }
 }

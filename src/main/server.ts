@@ -27,7 +27,11 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+  const database = connectDatabase({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: sqliteFileIn(config.dataDir),
+    pgPoolSize: config.pgPoolSize,
+  });
   if (cluster.isPrimary) {
     const applied = await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');

@@ -14,7 +14,11 @@ import { backgroundWorkers, type ThreadMessage } from './background.js';
 async function run(port: NonNullable<typeof parentPort>) {
   const config = parseConfig(process.env);
   const logger = createLogger(config.logLevel).child({ thread: 'workers' });
-  const database = connectDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+  const database = connectDatabase({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: sqliteFileIn(config.dataDir),
+    pgPoolSize: config.pgPoolSize,
+  });
   const wakeups = new CrossProcessWakeups(database, logger);
   const runner = new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
     publish: wakeups.publish,
