@@ -5,7 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { NamingClient } from './pg-adapter.js';
 import type { DB } from './schema.js';
-import { SqliteAdapter } from './sqlite-adapter.js';
+import { registerDirectReader, SqliteAdapter } from './sqlite-adapter.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -47,12 +47,11 @@ export function connectDatabase(options: ConnectOptions): Database {
 /** The SQLite function registered on every connection: JavaScript's Unicode `toLowerCase`. */
 export const UNICODE_LOWER = 'unicode_lower';
 
-function connectSqlite(file: string): Database {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const raw = new BetterSqlite3(file);
+function openSqlite(file: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
+  const raw = new BetterSqlite3(file, options);
   // WAL lets readers run beside the writer; FULL makes an acknowledged commit survive power loss,
   // not only a crash of the process. The busy timeout covers a second process (CLI, worker).
-  raw.pragma('journal_mode = WAL');
+  if (!options.readonly) raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
@@ -61,13 +60,24 @@ function connectSqlite(file: string): Database {
   raw.function(UNICODE_LOWER, { deterministic: true }, (text: unknown) =>
     typeof text === 'string' ? text.toLowerCase() : text,
   );
-  const adapter = new SqliteAdapter(raw);
+  return raw;
+}
+
+function connectSqlite(file: string): Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const adapter = new SqliteAdapter(openSqlite(file));
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: adapter }) });
+  // Hot reads outside a transaction go to a second, read-only connection (db/prepared.ts).
+  const reader = file === ':memory:' ? null : new SqliteAdapter(openSqlite(file, { readonly: true }));
+  if (reader !== null) registerDirectReader(kysely, reader);
   return {
     kysely,
     engine: 'sqlite',
     description: `sqlite:${file}`,
-    close: () => kysely.destroy(),
+    close: async () => {
+      await kysely.destroy();
+      reader?.close();
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Compilable, type InferResult, type Kysely } from 'kysely';
 import type { Engine } from './connect.js';
 import { nameStatement } from './pg-adapter.js';
+import { directReader } from './sqlite-adapter.js';
 import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
 
@@ -62,9 +63,21 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
       const slot = slots[i]!;
       parameters[i] = typeof slot === 'string' ? (slot === 'tenantId' ? scope.tenantId : values[slot]) : slot.constant;
     }
-    const result = await scope.unscopedDb().executeQuery(CompiledQuery.raw(entry.sql, parameters));
-    return result.rows as InferResult<Q>;
+    return run(scope.unscopedDb(), entry.sql, parameters) as Promise<InferResult<Q>>;
   };
+}
+
+/**
+ * Runs a compiled hot query: a read outside any transaction on SQLite goes straight to the
+ * read-only connection (sqlite-adapter.ts, registerDirectReader); everything else through Kysely.
+ */
+async function run(db: Kysely<DB>, text: string, parameters: unknown[]): Promise<unknown[]> {
+  const reader = directReader(db);
+  if (reader !== undefined) {
+    const statement = reader.prepare(text);
+    if (statement.reader) return statement.all(parameters);
+  }
+  return (await db.executeQuery(CompiledQuery.raw(text, parameters))).rows;
 }
 
 /**
@@ -92,7 +105,6 @@ export function preparedRawQuery<P extends Record<string, unknown>, Q extends Co
       compiled.set(engine, entry);
     }
     const parameters = entry.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.constant));
-    const result = await db.executeQuery(CompiledQuery.raw(entry.sql, parameters));
-    return result.rows as InferResult<Q>;
+    return run(db, entry.sql, parameters) as Promise<InferResult<Q>>;
   };
 }

@@ -41,6 +41,25 @@ export class SqliteAdapter implements SqliteDatabase {
 
 type Row = Record<string, unknown>;
 
+const directReaders = new WeakMap<object, SqliteAdapter>();
+
+/**
+ * Gives `db` (the Kysely instance over the writer) a second, read-only connection for reads that
+ * run outside any transaction. Such a read needs nothing from Kysely's executor (which queues every
+ * query of the single connection behind a mutex and several promise turns) and must not run on the
+ * writer's connection directly: a group commit's batch may be open there, and the read would see
+ * its uncommitted rows. The reader sees exactly what is committed, so a read after an
+ * acknowledged write still sees the write (WAL: each read starts at the latest commit).
+ */
+export function registerDirectReader(db: object, reader: SqliteAdapter): void {
+  directReaders.set(db, reader);
+}
+
+/** The read-only connection of `db`, if it has one (a transaction's Kysely instance has none). */
+export function directReader(db: object): SqliteAdapter | undefined {
+  return directReaders.get(db);
+}
+
 class CachedStatement implements SqliteStatement {
   readonly reader: boolean;
   readonly #stmt: BetterSqlite3.Statement;

@@ -92,12 +92,6 @@ export class TenantScope {
   }
 
   /**
-   * Runs `work` in one transaction (joining the current one if there is one). On SQLite it
-   * begins with `begin immediate`, so writers queue for the lock instead of failing midway, and
-   * concurrent transactions share one commit (group commit, see group-commit.ts): each is
-   * isolated in a savepoint and resolves only once its batch is durable.
-   */
-  /**
    * Runs `work` in a savepoint of the current transaction: if it throws, what it wrote is undone
    * and the transaction goes on (the error is rethrown for the caller to judge).
    */
@@ -114,6 +108,12 @@ export class TenantScope {
     await lockKey(this.engine, this.#db, `${key}:${this.tenantId}`);
   }
 
+  /**
+   * Runs `work` in one transaction (joining the current one if there is one). On SQLite it
+   * begins with `begin immediate`, so writers queue for the lock instead of failing midway, and
+   * concurrent transactions share one commit (group commit, see group-commit.ts): each is
+   * isolated in a savepoint and resolves only once its batch is durable.
+   */
   async transaction<R>(work: (scope: TenantScope) => Promise<R>): Promise<R> {
     if (this.inTransaction) return work(this);
     if (this.engine === 'sqlite') {

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ENGINE, useTestApp } from '../../test/harness.js';
+import { preparedQuery } from './prepared.js';
+import { directReader } from './sqlite-adapter.js';
+
+const t = useTestApp({ tenants: ['Tenant'] });
+const [tenant] = t.tenants;
+
+const now = '2026-11-01T09:00:00.000Z';
+const accountByDomain = preparedQuery((scope, p: { domain: string }) =>
+  scope.selectFrom('accounts').select('accounts.domain').where('accounts.domain', '=', p.domain),
+);
+
+describe.runIf(ENGINE === 'sqlite')('hot reads on the read-only SQLite connection (db/prepared.ts)', () => {
+  it('are taken off the writer, and never see a transaction that has not committed', async () => {
+    expect(directReader(t.database.kysely)).toBeDefined();
+    let seenInside: unknown[] = [];
+    let seenOutside: unknown[] = ['not read'];
+    await tenant.scope.transaction(async (tx) => {
+      await tx
+        .insertInto('accounts', {
+          id: 'account_reader',
+          domain: 'reader.example',
+          name: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      seenInside = await accountByDomain(tx, { domain: 'reader.example' });
+      // A request outside the transaction, while it is open on the writer's connection.
+      seenOutside = await accountByDomain(tenant.scope, { domain: 'reader.example' });
+    });
+    expect(seenInside).toEqual([{ domain: 'reader.example' }]);
+    expect(seenOutside).toEqual([]);
+    // Once the transaction is acknowledged (committed), the next read sees it.
+    expect(await accountByDomain(tenant.scope, { domain: 'reader.example' })).toEqual([{ domain: 'reader.example' }]);
+  });
+});
