@@ -167,11 +167,12 @@ export async function createBenchDatabase(engine: Engine, dataDir: string, label
   };
 }
 
-/** Starts `node dist/main/server.js` with `env`, resolves when it is listening. */
-export async function startService(env: Record<string, string>): Promise<Service> {
+/** Starts `node dist/main/server.js` with `env` (behind `prefix`, e.g. `nice -n 10`), resolves when it is listening. */
+export async function startService(env: Record<string, string>, prefix: string[] = []): Promise<Service> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...flags, path.resolve('dist/main/server.js')], {
+  const [command, ...args] = [...prefix, process.execPath, ...flags, path.resolve('dist/main/server.js')];
+  const child = spawn(command!, args, {
     env: {
       ...process.env,
       PORT: String(port),

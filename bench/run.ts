@@ -153,6 +153,8 @@ async function runEngine(engine: Engine) {
       const n = options.rounds ?? rounds;
       const results: (LoadResult & {
         ceiling: number | null;
+        /** The bare server's own latency under the same load: the tail the machine itself has. */
+        ceilingLatency: { p50Ms: number; p99Ms: number } | null;
         cpuMicrosPerRequest: number;
         ceilingCpuMicrosPerRequest: number | null;
       })[] = [];
@@ -180,6 +182,7 @@ async function runEngine(engine: Engine) {
         const cpu = processTreeCpuMicros(target.pid) - cpuBefore;
         let ceiling: number | null = null;
         let ceilingCpu: number | null = null;
+        let ceilingLatency: { p50Ms: number; p99Ms: number } | null = null;
         if (!options.noCeiling) {
           const server = await ceilings.server(bytes || Math.max(64, result.bytesPerResponse - 250));
           const before = processTreeCpuMicros(server.child.pid!);
@@ -191,12 +194,14 @@ async function runEngine(engine: Engine) {
             durationSeconds: options.durationSeconds ?? duration,
           });
           ceiling = bare.requestsPerSecond;
+          ceilingLatency = { p50Ms: bare.p50Ms, p99Ms: bare.p99Ms };
           ceilingCpu =
             Math.round(((processTreeCpuMicros(server.child.pid!) - before) / Math.max(1, bare.requests)) * 10) / 10;
         }
         results.push({
           ...result,
           ceiling,
+          ceilingLatency,
           cpuMicrosPerRequest: Math.round(cpu / Math.max(1, result.requests)),
           ceilingCpuMicrosPerRequest: ceilingCpu,
         });
@@ -216,7 +221,11 @@ async function runEngine(engine: Engine) {
         extra: {
           ...options.extra,
           ...(ratios.length > 0
-            ? { ceilingRequestsPerSecond: Math.round(median(results.map((r) => r.ceiling!))) }
+            ? {
+                ceilingRequestsPerSecond: Math.round(median(results.map((r) => r.ceiling!))),
+                ceilingP50Ms: median(results.map((r) => r.ceilingLatency!.p50Ms)),
+                ceilingP99Ms: median(results.map((r) => r.ceilingLatency!.p99Ms)),
+              }
             : {}),
           serviceCpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
           // CPU per request of the ceiling over the service's: the ratio the machine's other load
@@ -238,6 +247,7 @@ async function runEngine(engine: Engine) {
             p50Ms: r.p50Ms,
             p99Ms: r.p99Ms,
             ceiling: r.ceiling,
+            ceilingLatency: r.ceilingLatency,
             cpuMicrosPerRequest: r.cpuMicrosPerRequest,
           })),
         },
@@ -250,8 +260,14 @@ async function runEngine(engine: Engine) {
       measurements.push(measurement);
       const m = measurement;
       const ceiling = m.extra?.ceilingRequestsPerSecond as number | undefined;
+      const ceilingTail =
+        m.extra?.ceilingP99Ms === undefined
+          ? ''
+          : `, p50/p99 ${String(m.extra.ceilingP50Ms)}/${String(m.extra.ceilingP99Ms)} ms`;
       const ratio =
-        m.ratioToCeiling === null ? '' : `  ${m.ratioToCeiling.toFixed(3)}× ceiling (${ceiling ?? '?'} req/s)`;
+        m.ratioToCeiling === null
+          ? ''
+          : `  ${m.ratioToCeiling.toFixed(3)}× ceiling (${ceiling ?? '?'} req/s${ceilingTail})`;
       const cpu = m.extra?.serviceCpuMicrosPerRequest;
       const cpuRatio = m.extra?.cpuRatioToCeiling as number | undefined;
       const problems = m.non2xx + m.errors > 0 ? `  (${m.non2xx} non-2xx, ${m.errors} errors)` : '';

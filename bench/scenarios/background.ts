@@ -19,9 +19,16 @@ const SECRET_KEY = Buffer.alloc(32, 7);
  * again once they are idle. Once with the workers on their own thread (WORKERS_THREAD, the SQLite
  * default) and once in the server's thread, so the two can be compared in the same run.
  */
-async function measure(ctx: BenchContext, threaded: boolean) {
-  const label = threaded ? 'workers thread' : 'workers inline';
-  const { database, env, drop } = await ctx.freshDatabase(threaded ? 'tail-thread' : 'tail-inline');
+type Placement = 'thread' | 'inline' | 'process';
+const LABELS: Record<Placement, string> = {
+  thread: 'workers thread',
+  inline: 'workers inline',
+  process: 'workers process, nice 10',
+};
+
+async function measure(ctx: BenchContext, placement: Placement) {
+  const label = LABELS[placement];
+  const { database, env, drop } = await ctx.freshDatabase(`tail-${placement}`);
   const tenant = await benchTenant(database, 'bench tail latency');
   // Every tenth seeded page is archived: audiences go on the others.
   const pageIds = (await seedPages(tenant.scope, systemClock, 200)).filter((_, i) => i % 10 !== 0);
@@ -67,13 +74,24 @@ async function measure(ctx: BenchContext, threaded: boolean) {
       ).n,
     );
 
-  const service = await startService({
+  const serviceEnv = {
     ...env,
-    WORKERS_THREAD: String(threaded),
     WEBHOOK_SECRET_KEY: SECRET_KEY.toString('base64'),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_ALLOWED_PORTS: String((receiver.address() as AddressInfo).port),
+  };
+  // 'process': the API process runs no workers; a second process of the same server, started
+  // with `nice -n 10` (so every thread of it, image decoding included, yields the CPU to the API),
+  // runs them against the same database.
+  const service = await startService({
+    ...serviceEnv,
+    WORKERS_THREAD: String(placement === 'thread'),
+    RUN_WORKERS: String(placement !== 'process'),
   });
+  const workers =
+    placement === 'process'
+      ? await startService({ ...serviceEnv, WORKERS_THREAD: 'false', RUN_WORKERS: 'true' }, ['nice', '-n', '10'])
+      : null;
   const load = () =>
     runLoad({
       baseUrl: service.baseUrl,
@@ -123,6 +141,7 @@ async function measure(ctx: BenchContext, threaded: boolean) {
       });
     }
   } finally {
+    await workers?.stop();
     await service.stop();
     receiver.close();
     await drop();
@@ -132,7 +151,8 @@ async function measure(ctx: BenchContext, threaded: boolean) {
 export const backgroundScenario: BenchScenario = {
   name: 'background',
   async run(ctx) {
-    await measure(ctx, true);
-    await measure(ctx, false);
+    await measure(ctx, 'thread');
+    await measure(ctx, 'inline');
+    await measure(ctx, 'process');
   },
 };
