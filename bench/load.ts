@@ -117,8 +117,11 @@ function luaString(s: string): string {
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-wrk-'));
   try {
+    // wrk adds `Host` from the URL unless its headers table has that exact key: a lowercase
+    // `host` would go out as a second Host header, and which one the server reads followed the
+    // Lua table's order (whole runs of a page-by-Host load answered by the API side, 401).
     const headerLines = Object.entries(spec.headers)
-      .map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)
+      .map(([k, v]) => `wrk.headers[${luaString(k.toLowerCase() === 'host' ? 'Host' : k)}] = ${luaString(v)}`)
       .join('\n');
     let script: string;
     if (spec.requests.length === 1) {
