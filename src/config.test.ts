@@ -43,4 +43,11 @@ describe('parseConfig', () => {
     expect(parseConfig({ DATABASE_URL: 'postgres://u@h/db' }).workersThread).toBe(false);
     expect(parseConfig({ WORKERS_THREAD: 'false' }).workersThread).toBe(false);
   });
+
+  it('sizes the PostgreSQL pool with PG_POOL_SIZE (10 by default) and refuses a pool of none', () => {
+    expect(parseConfig({}).pgPoolSize).toBe(10);
+    expect(parseConfig({ PG_POOL_SIZE: '24' }).pgPoolSize).toBe(24);
+    expect(() => parseConfig({ PG_POOL_SIZE: '0' })).toThrow(/PG_POOL_SIZE/);
+    expect(() => parseConfig({ PG_POOL_SIZE: 'lots' })).toThrow(/PG_POOL_SIZE/);
+  });
 });

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { connectDatabase, sqliteFileIn } from '../db/connect.js';
+import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { AppError } from '../http/errors.js';
@@ -68,11 +68,7 @@ export async function runCli(
     return fail((err as Error).message);
   }
 
-  const database = connectDatabase({
-    databaseUrl: config.databaseUrl,
-    sqliteFile: sqliteFileIn(config.dataDir),
-    pgPoolSize: config.pgPoolSize,
-  });
+  const database = connectDatabase(connectionOptionsOf(config));
   try {
     if (command.path[0] !== 'migrate')
       await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });

@@ -38,6 +38,15 @@ export function sqliteFileIn(dataDir: string): string {
   return path.join(dataDir, SQLITE_FILENAME);
 }
 
+/** The connection a process of the service opens, from its configuration (server, workers' thread, CLI). */
+export function connectionOptionsOf(config: {
+  databaseUrl: string | null;
+  dataDir: string;
+  pgPoolSize: number;
+}): ConnectOptions {
+  return { databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir), pgPoolSize: config.pgPoolSize };
+}
+
 export function connectDatabase(options: ConnectOptions): Database {
   return options.databaseUrl === null
     ? connectSqlite(options.sqliteFile ?? sqliteFileIn('./data'))

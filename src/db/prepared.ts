@@ -43,12 +43,7 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
       get: (_t, key) =>
         literals.includes(key as keyof P & string) ? values[key as keyof P] : `${SENTINEL}${String(key)}`,
     });
-    const query = build(new TenantScope(db, engine, TENANT), placeholders).compile();
-    const slots = query.parameters.map((p) =>
-      typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
-    );
-    const entry = { sql: query.sql, slots };
-    if (engine === 'postgres') nameStatement(query.sql);
+    const entry = compileOnce(build(new TenantScope(db, engine, TENANT), placeholders), engine);
     if (compiled.size < MAX_VARIANTS) compiled.set(variant, entry);
     return entry;
   }
@@ -65,6 +60,20 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
     }
     return run(scope.unscopedDb(), entry.sql, parameters) as Promise<InferResult<Q>>;
   };
+}
+
+/**
+ * The SQL of a query built with placeholder values, and where each of its parameters comes from: a
+ * placeholder's name, or a constant the query itself holds. On PostgreSQL the text is also named
+ * (db/pg-adapter.ts) from its first use.
+ */
+function compileOnce(query: Compilable<unknown>, engine: Engine): Compiled {
+  const { sql, parameters } = query.compile();
+  const slots = parameters.map((p) =>
+    typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
+  );
+  if (engine === 'postgres') nameStatement(sql);
+  return { sql, slots };
 }
 
 /**
@@ -88,20 +97,13 @@ async function run(db: Kysely<DB>, text: string, parameters: unknown[]): Promise
 export function preparedRawQuery<P extends Record<string, unknown>, Q extends Compilable<unknown>>(
   build: (db: Kysely<DB>, values: Placeholders<P>) => Q,
 ) {
-  const compiled = new Map<Engine, { sql: string; slots: (string | { constant: unknown })[] }>();
+  const compiled = new Map<Engine, Compiled>();
 
   return async function execute(db: Kysely<DB>, engine: Engine, values: P): Promise<InferResult<Q>> {
     let entry = compiled.get(engine);
     if (entry === undefined) {
       const placeholders = new Proxy({} as Placeholders<P>, { get: (_t, key) => `${SENTINEL}${String(key)}` });
-      const query = build(db, placeholders).compile();
-      entry = {
-        sql: query.sql,
-        slots: query.parameters.map((p) =>
-          typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
-        ),
-      };
-      if (engine === 'postgres') nameStatement(entry.sql);
+      entry = compileOnce(build(db, placeholders), engine);
       compiled.set(engine, entry);
     }
     const parameters = entry.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.constant));

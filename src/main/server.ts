@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import { ConfigError, parseConfig } from '../config.js';
-import { connectDatabase, sqliteFileIn } from '../db/connect.js';
+import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
@@ -27,11 +27,7 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const database = connectDatabase({
-    databaseUrl: config.databaseUrl,
-    sqliteFile: sqliteFileIn(config.dataDir),
-    pgPoolSize: config.pgPoolSize,
-  });
+  const database = connectDatabase(connectionOptionsOf(config));
   if (cluster.isPrimary) {
     const applied = await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
     logger.info({ database: database.description, migrationsApplied: applied }, 'database ready');

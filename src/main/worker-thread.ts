@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { parseConfig } from '../config.js';
-import { connectDatabase, sqliteFileIn } from '../db/connect.js';
+import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { systemClock } from '../lib/clock.js';
 import { createLogger } from '../lib/logger.js';
 import { WorkerRunner } from '../workers/runner.js';
@@ -14,11 +14,7 @@ import { backgroundWorkers, type ThreadMessage } from './background.js';
 async function run(port: NonNullable<typeof parentPort>) {
   const config = parseConfig(process.env);
   const logger = createLogger(config.logLevel).child({ thread: 'workers' });
-  const database = connectDatabase({
-    databaseUrl: config.databaseUrl,
-    sqliteFile: sqliteFileIn(config.dataDir),
-    pgPoolSize: config.pgPoolSize,
-  });
+  const database = connectDatabase(connectionOptionsOf(config));
   const wakeups = new CrossProcessWakeups(database, logger);
   const runner = new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
     publish: wakeups.publish,

@@ -21,7 +21,7 @@ export function registerNulGuard(app: FastifyInstance) {
     done(new AppError('bad_request', 'The URL contains a NUL character (%00), which no id or parameter may hold.'));
   });
   app.addHook('preValidation', (request, _reply, done) => {
-    done(request.body === undefined ? undefined : (findBodyProblem(request.body) ?? undefined));
+    done(findBodyProblem(request.body) ?? undefined);
   });
 }
 
