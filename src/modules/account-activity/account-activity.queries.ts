@@ -7,16 +7,18 @@ import type { TenantScope } from '../../db/tenant-scope.js';
  * write path keep it, so the rule lives here, below both, rather than in either.
  */
 
-/** Moves the account's latestActivityAt forward to `at` (never back). */
+/** The statement that moves the account's latestActivityAt forward to `at` (never back). */
+export function activityForward(scope: TenantScope, domain: string, at: string) {
+  return scope
+    .updateTable('accounts')
+    .set({ latest_activity_at: at })
+    .where('accounts.domain', '=', domain)
+    .where((eb) => eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', at)]));
+}
+
 // Run by every person-log write: prepared once (ADR 0002).
 const moveActivityForward = preparedQuery((scope, p: { domain: string; at: string }) =>
-  scope
-    .updateTable('accounts')
-    .set({ latest_activity_at: p.at })
-    .where('accounts.domain', '=', p.domain)
-    .where((eb) =>
-      eb.or([eb('accounts.latest_activity_at', 'is', null), eb('accounts.latest_activity_at', '<', p.at)]),
-    ),
+  activityForward(scope, p.domain, p.at),
 );
 
 export async function recordAccountActivity(scope: TenantScope, domain: string, at: string) {

@@ -1,1 +1,1 @@
-export { latestActivityOfDomain, recordAccountActivity } from './account-activity.queries.js';
+export { activityForward, latestActivityOfDomain, recordAccountActivity } from './account-activity.queries.js';

@@ -1,7 +1,9 @@
-import type { Insertable } from 'kysely';
-import type { PersonLogsTable } from '../../db/schema.js';
+import { sql, type Insertable, type SqlBool } from 'kysely';
 import { preparedQuery } from '../../db/prepared.js';
+import type { PersonLogsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import { activityForward } from '../account-activity/index.js';
+import { insertUnlessTaken, type PersonRow } from '../persons/index.js';
 
 export type NewPersonLogRow = Omit<Insertable<PersonLogsTable>, 'tenant_id'>;
 
@@ -23,4 +25,48 @@ export async function insertPersonLog(scope: TenantScope, row: Required<NewPerso
 
 export async function insertPersonLogs(scope: TenantScope, rows: NewPersonLogRow[]) {
   await scope.insertInto('person_logs', rows).execute();
+}
+
+/** A new person and its first entry, written together (the entry is stamped with the person's `created_at`). */
+export type NewPersonWithEntry = PersonRow & { entry_id: string; source: string; type: string; payload: string };
+
+// PostgreSQL only (SQLite has no data-modifying WITH). Three statements of the write path in one:
+// the insert-first of resolvePerson, the entry, and the account's activity, which run only when
+// the person was inserted. Each statement is a round trip, and the round trips were the cost of
+// a write (docs/performance.md).
+const insertWithNewPersonOnPostgres = preparedQuery((scope, p: NewPersonWithEntry) =>
+  scope
+    .unscopedDb()
+    .with('new_person', () => insertUnlessTaken(scope, p).returning('persons.id'))
+    .with('activity', () =>
+      // A person without an account has a null domain, which matches no account.
+      activityForward(scope, p.account_domain as string, p.created_at).where(
+        sql<SqlBool>`exists (select 1 from new_person)`,
+      ),
+    )
+    .insertInto('person_logs')
+    .columns(['tenant_id', 'id', 'person_id', 'source', 'type', 'payload', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('new_person')
+        .select([
+          eb.val(scope.tenantId).as('tenant_id'),
+          eb.val(p.entry_id).as('id'),
+          'new_person.id as person_id',
+          eb.val(p.source).as('source'),
+          eb.val(p.type).as('type'),
+          eb.cast(eb.val(p.payload), 'jsonb').as('payload'),
+          eb.cast(eb.val(p.created_at), 'timestamptz').as('created_at'),
+        ]),
+    )
+    .returning('person_logs.id'),
+);
+
+/**
+ * Inserts the person with its entry, and moves its account's activity forward, unless the person
+ * would break a unique identity or the slug: then nothing is written. Returns whether it wrote.
+ */
+export async function insertWithNewPerson(scope: TenantScope, row: NewPersonWithEntry): Promise<boolean> {
+  if (scope.engine !== 'postgres') throw new Error('insertWithNewPerson is a PostgreSQL statement');
+  return (await insertWithNewPersonOnPostgres(scope, row)).length > 0;
 }

@@ -5,7 +5,7 @@ import { withIdempotency, type StoredResponse } from '../../idempotency/idempote
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { recordAccountActivity } from '../account-activity/index.js';
-import { normalizeIdentity, resolvePerson } from '../persons/index.js';
+import { normalizeIdentity, personToCreate, resolvePerson } from '../persons/index.js';
 import * as q from './person-logs.queries.js';
 import { PERSON_LOG_LIMITS, type PersonLogBody, type PersonLogCreated } from './person-logs.schemas.js';
 
@@ -27,12 +27,28 @@ export async function writePersonLog(
   }
   const identity = normalizeIdentity(body);
 
+  // PostgreSQL: when the entry is about someone nobody holds yet, the person, the entry and the
+  // account's activity are one statement (a round trip each would otherwise be the cost of the
+  // write). Without an idempotency key it needs no transaction of its own either. When the
+  // statement writes nothing, someone holds an identity or the slug: the usual path takes over.
+  const fresh =
+    scope.engine === 'postgres' && body.idempotencyKey === undefined
+      ? personToCreate(clock, body, identity)
+      : undefined;
+  if (fresh !== undefined) {
+    const id = newId('personLog');
+    if (await q.insertWithNewPerson(scope, { ...fresh, entry_id: id, source: body.source, type: body.type, payload })) {
+      return { ...created(body, fresh.id, id, fresh.created_at, true), replayed: false };
+    }
+  }
+
   return withIdempotency(
     scope,
     clock,
     { operation: PERSON_LOG_OPERATION, key: body.idempotencyKey, body },
     async (tx) => {
-      const { person, created } = await resolvePerson(tx, clock, body, identity);
+      const resolved = await resolvePerson(tx, clock, body, identity, { insertTried: fresh !== undefined });
+      const { person } = resolved;
       const now = isoNow(clock);
       const id = newId('personLog');
       await q.insertPersonLog(tx, {
@@ -44,17 +60,20 @@ export async function writePersonLog(
         created_at: now,
       });
       if (person.account_domain !== null) await recordAccountActivity(tx, person.account_domain, now);
-      return {
-        status: 201,
-        body: {
-          personId: person.id,
-          personLogId: id,
-          createdAt: now,
-          createdPerson: created,
-          source: body.source,
-          type: body.type,
-        },
-      };
+      return created(body, person.id, id, now, resolved.created);
     },
   );
+}
+
+function created(
+  body: PersonLogBody,
+  personId: string,
+  personLogId: string,
+  createdAt: string,
+  createdPerson: boolean,
+) {
+  return {
+    status: 201,
+    body: { personId, personLogId, createdAt, createdPerson, source: body.source, type: body.type },
+  };
 }

@@ -85,8 +85,9 @@ export async function findByIdentity(scope: TenantScope, identity: Identity): Pr
   return lookup(scope, identity);
 }
 
-const insertPersonUnlessTaken = preparedQuery((scope, p: Required<NewPersonRow>) =>
-  scope
+/** The insert of a new person that does nothing when it would break a unique identity or the slug. */
+export function insertUnlessTaken(scope: TenantScope, p: Required<NewPersonRow>) {
+  return scope
     .insertInto('persons', {
       id: p.id,
       name: p.name,
@@ -101,8 +102,11 @@ const insertPersonUnlessTaken = preparedQuery((scope, p: Required<NewPersonRow>)
       created_at: p.created_at,
       updated_at: p.updated_at,
     })
-    .onConflict((oc) => oc.doNothing())
-    .returning('persons.id'),
+    .onConflict((oc) => oc.doNothing());
+}
+
+const insertPersonUnlessTaken = preparedQuery((scope, p: Required<NewPersonRow>) =>
+  insertUnlessTaken(scope, p).returning('persons.id'),
 );
 
 /** Inserts unless it would break a unique identity or the slug; returns whether it did. */

@@ -199,13 +199,15 @@ const SLUG_ATTEMPTS = 5;
  * Finds or creates the person a log entry is about (docs/api.md, endpoint 11): `personId` names
  * it; otherwise the first person matching the email, then the phone number, then the social
  * profile; otherwise a new one. A matched person only gains the identities it lacks (never
- * overwritten, never taken from another person). Must run inside a transaction.
+ * overwritten, never taken from another person). Must run inside a transaction. `insertTried`:
+ * the caller already tried to insert `personToCreate` in this request, and nothing was inserted.
  */
 export async function resolvePerson(
   tx: TenantScope,
   clock: Clock,
   input: ResolveInput,
   identity: q.Identity,
+  options: { insertTried?: boolean } = {},
 ): Promise<{ person: q.PersonRow; created: boolean }> {
   let candidates: q.PersonRow[] | null = null;
   const lookup = async () => (candidates ??= await q.findByIdentity(tx, identity));
@@ -227,8 +229,10 @@ export async function resolvePerson(
     // Insert first: each identity is unique in the tenant, so an insert that succeeds proves that
     // nobody holds any of them (the look-up would have found nobody). A new person then costs one
     // statement instead of two; an insert that conflicts (identity or slug) goes the long way.
-    const fresh = newPersonRow(clock, input, identity);
-    if (await q.insertPersonIfNew(tx, fresh)) return { person: fresh, created: true };
+    if (!options.insertTried) {
+      const fresh = newPersonRow(clock, input, identity);
+      if (await q.insertPersonIfNew(tx, fresh)) return { person: fresh, created: true };
+    }
     person = pick(await lookup(), identity);
     if (person === undefined) {
       const created = await createPerson(tx, clock, input, identity);
@@ -240,6 +244,20 @@ export async function resolvePerson(
 
   if (hasIdentity) await fillMissingIdentities(tx, clock, person, input, identity, await lookup());
   return { person, created: false };
+}
+
+/**
+ * The person resolvePerson tries to create first for `input` (plain slug), or undefined when
+ * `input` names its person by id or names no identity. For a caller that makes this insert part
+ * of a larger statement (a person-log write on PostgreSQL, where each statement is a round trip):
+ * when that insert does nothing, resolvePerson goes on from there (`insertTried`).
+ */
+export function personToCreate(clock: Clock, input: ResolveInput, identity: q.Identity): q.PersonRow | undefined {
+  if (input.personId !== undefined) return undefined;
+  if (identity.emailNormalized === null && identity.phoneNumber === null && identity.socialNormalized === null) {
+    return undefined;
+  }
+  return newPersonRow(clock, input, identity);
 }
 
 function pick(candidates: q.PersonRow[], identity: q.Identity): q.PersonRow | undefined {
