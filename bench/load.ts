@@ -24,6 +24,12 @@ export interface LoadSpec {
   durationSeconds: number;
   /** Pause of each connection before each request (wrk only): caps the rate at about connections × 1000 / delay. */
   delayMs?: number;
+  /**
+   * `exponential`: each pause is drawn from an exponential distribution of mean `delayMs` (the
+   * usual model of independent users with think time), so the connections do not fall into step
+   * and arrive as one burst every `delayMs`. Default `fixed`.
+   */
+  pauses?: 'fixed' | 'exponential';
   /** Request n, made when it is sent (autocannon only; wrk rotates through `requests`). */
   next?: (n: number) => BenchRequest;
   /** Told every response's request number and status: forces autocannon (wrk reports totals only). */
@@ -156,7 +162,11 @@ request = function()
 end
 ${LUA_DONE}`;
     }
-    if (spec.delayMs) script += `\ndelay = function() return ${Math.max(1, Math.round(spec.delayMs))} end\n`;
+    if (spec.delayMs && spec.pauses === 'exponential') {
+      script += `\nmath.randomseed(os.time())\ndelay = function() return math.floor(-math.log(1 - math.random()) * ${spec.delayMs} + 0.5) end\n`;
+    } else if (spec.delayMs) {
+      script += `\ndelay = function() return ${Math.max(1, Math.round(spec.delayMs))} end\n`;
+    }
     const scriptFile = path.join(dir, 'load.lua');
     fs.writeFileSync(scriptFile, script);
     const output = await new Promise<string>((resolve, reject) => {
