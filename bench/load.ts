@@ -288,3 +288,33 @@ export function processTreeRss(rootPid: number): number {
   }
   return total;
 }
+
+/**
+ * CPU seconds (user + system) used so far by the PostgreSQL server processes visible in /proc, or
+ * null when none is (a remote server): read before and after a load, it says what the database
+ * spent per request beside what the service spent.
+ */
+export function postgresCpuSeconds(): number | null {
+  let ticks = 0;
+  let found = false;
+  try {
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (!stat.includes('(postgres)')) continue;
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks += Number(fields[11]) + Number(fields[12]);
+        found = true;
+      } catch {
+        // gone
+      }
+    }
+  } catch {
+    return null;
+  }
+  return found ? ticks / CLOCK_TICKS_PER_SECOND : null;
+}
+
+/** USER_HZ: 100 on every Linux this bench runs on (x86-64 and arm64). */
+const CLOCK_TICKS_PER_SECOND = 100;

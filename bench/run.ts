@@ -30,7 +30,14 @@ import {
   type LoadOptions,
   type Measurement,
 } from './lib.js';
-import { chooseLoader, processTreeCpuMicros, runLoad, type BenchRequest, type LoadResult } from './load.js';
+import {
+  chooseLoader,
+  postgresCpuSeconds,
+  processTreeCpuMicros,
+  runLoad,
+  type BenchRequest,
+  type LoadResult,
+} from './load.js';
 import { scenarios } from './scenarios/index.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -156,6 +163,8 @@ async function runEngine(engine: Engine) {
         /** The bare server's own latency under the same load: the tail the machine itself has. */
         ceilingLatency: { p50Ms: number; p99Ms: number } | null;
         cpuMicrosPerRequest: number;
+        /** PostgreSQL's server processes (when local), per request: the other half of a request's cost. */
+        databaseCpuMicrosPerRequest: number | null;
         ceilingCpuMicrosPerRequest: number | null;
       })[] = [];
       let bytes = 0;
@@ -166,6 +175,7 @@ async function runEngine(engine: Engine) {
         const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
         if (round === 0) bytes = await responseBytes(target.baseUrl, headers, requests[0]!);
         const cpuBefore = processTreeCpuMicros(target.pid);
+        const databaseCpuBefore = engine === 'postgres' ? postgresCpuSeconds() : null;
         const result = await runLoad({
           baseUrl: target.baseUrl,
           headers,
@@ -180,6 +190,9 @@ async function runEngine(engine: Engine) {
           durationSeconds: options.durationSeconds ?? duration,
         });
         const cpu = processTreeCpuMicros(target.pid) - cpuBefore;
+        const databaseCpuAfter = databaseCpuBefore === null ? null : postgresCpuSeconds();
+        const databaseCpu =
+          databaseCpuBefore === null || databaseCpuAfter === null ? null : (databaseCpuAfter - databaseCpuBefore) * 1e6;
         let ceiling: number | null = null;
         let ceilingCpu: number | null = null;
         let ceilingLatency: { p50Ms: number; p99Ms: number } | null = null;
@@ -203,6 +216,8 @@ async function runEngine(engine: Engine) {
           ceiling,
           ceilingLatency,
           cpuMicrosPerRequest: Math.round(cpu / Math.max(1, result.requests)),
+          databaseCpuMicrosPerRequest:
+            databaseCpu === null ? null : Math.round(databaseCpu / Math.max(1, result.requests)),
           ceilingCpuMicrosPerRequest: ceilingCpu,
         });
       }
@@ -228,6 +243,9 @@ async function runEngine(engine: Engine) {
               }
             : {}),
           serviceCpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
+          ...(results.every((r) => r.databaseCpuMicrosPerRequest !== null)
+            ? { databaseCpuMicrosPerRequest: median(results.map((r) => r.databaseCpuMicrosPerRequest!)) }
+            : {}),
           // CPU per request of the ceiling over the service's: the ratio the machine's other load
           // disturbs least (both are CPU time, not throughput on shared cores).
           ...(ratios.length > 0
@@ -249,6 +267,7 @@ async function runEngine(engine: Engine) {
             ceiling: r.ceiling,
             ceilingLatency: r.ceilingLatency,
             cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+            databaseCpuMicrosPerRequest: r.databaseCpuMicrosPerRequest,
           })),
         },
       };
@@ -270,9 +289,10 @@ async function runEngine(engine: Engine) {
           : `  ${m.ratioToCeiling.toFixed(3)}× ceiling (${ceiling ?? '?'} req/s${ceilingTail})`;
       const cpu = m.extra?.serviceCpuMicrosPerRequest;
       const cpuRatio = m.extra?.cpuRatioToCeiling as number | undefined;
+      const databaseCpu = m.extra?.databaseCpuMicrosPerRequest as number | undefined;
       const problems = m.non2xx + m.errors > 0 ? `  (${m.non2xx} non-2xx, ${m.errors} errors)` : '';
       console.log(
-        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${problems}`,
+        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${databaseCpu !== undefined ? ` + ${databaseCpu} µs PostgreSQL` : ''}${problems}`,
       );
     },
   };
