@@ -304,7 +304,9 @@ export function postgresCpuSeconds(): number | null {
         const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
         if (!stat.includes('(postgres)')) continue;
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        ticks += Number(fields[11]) + Number(fields[12]);
+        // utime + stime, and cutime + cstime: a backend that exits during the load hands its
+        // time to the postmaster's children's total, so it is neither lost nor counted twice.
+        ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
         found = true;
       } catch {
         // gone
