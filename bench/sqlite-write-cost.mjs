@@ -25,7 +25,8 @@ const db = new Database(file);
 db.pragma('journal_mode = WAL');
 db.pragma(variant === 'synchronous-off' ? 'synchronous = OFF' : 'synchronous = FULL');
 db.pragma('foreign_keys = ON');
-if (variant === 'no-search-index') for (const op of ['insert', 'delete', 'update']) db.exec(`drop trigger persons_fts_${op}`);
+if (variant === 'no-search-index')
+  for (const op of ['insert', 'delete', 'update']) db.exec(`drop trigger persons_fts_${op}`);
 const savepoints = variant !== 'no-savepoints';
 
 const now = new Date().toISOString();
@@ -68,7 +69,15 @@ for (let i = 0; i < WRITES; i += BATCH) {
     insertPerson.all('tenant_1', id, `Fresh Person ${j}`, email, email, `fresh-person-${j}`, domain, at, at);
     spent.person += clock() - t;
     t = clock();
-    insertLog.run('tenant_1', `plog_${String(j).padStart(26, '0')}`, id, 'web-form', 'form-submitted', `{"i":${j}}`, at);
+    insertLog.run(
+      'tenant_1',
+      `plog_${String(j).padStart(26, '0')}`,
+      id,
+      'web-form',
+      'form-submitted',
+      `{"i":${j}}`,
+      at,
+    );
     spent.log += clock() - t;
     t = clock();
     moveActivity.run(at, 'tenant_1', domain, at);
@@ -90,4 +99,6 @@ const perWrite = (ns) => (Number(ns) / WRITES / 1000).toFixed(1);
 const total = Object.values(spent).reduce((a, b) => a + b, 0n);
 console.log(`${variant}: µs per write (${WRITES} writes, ${BATCH} per commit)`);
 for (const [part, ns] of Object.entries(spent)) console.log(`  ${part.padEnd(16)} ${perWrite(ns).padStart(7)}`);
-console.log(`  ${'total'.padEnd(16)} ${perWrite(total).padStart(7)}  (${Math.round(1e6 / (Number(total) / WRITES / 1000))} writes/s on one core)`);
+console.log(
+  `  ${'total'.padEnd(16)} ${perWrite(total).padStart(7)}  (${Math.round(1e6 / (Number(total) / WRITES / 1000))} writes/s on one core)`,
+);
