@@ -38,7 +38,7 @@ export async function writePersonLog(
   if (fresh !== undefined) {
     const id = newId('personLog');
     if (await q.insertWithNewPerson(scope, { ...fresh, entry_id: id, source: body.source, type: body.type, payload })) {
-      return { ...created(body, fresh.id, id, fresh.created_at, true), replayed: false };
+      return { ...createdResult(body, fresh.id, id, fresh.created_at, true), replayed: false };
     }
   }
 
@@ -47,8 +47,7 @@ export async function writePersonLog(
     clock,
     { operation: PERSON_LOG_OPERATION, key: body.idempotencyKey, body },
     async (tx) => {
-      const resolved = await resolvePerson(tx, clock, body, identity, { insertTried: fresh !== undefined });
-      const { person } = resolved;
+      const { person, created } = await resolvePerson(tx, clock, body, identity, { insertTried: fresh !== undefined });
       const now = isoNow(clock);
       const id = newId('personLog');
       await q.insertPersonLog(tx, {
@@ -60,12 +59,13 @@ export async function writePersonLog(
         created_at: now,
       });
       if (person.account_domain !== null) await recordAccountActivity(tx, person.account_domain, now);
-      return created(body, person.id, id, now, resolved.created);
+      return createdResult(body, person.id, id, now, created);
     },
   );
 }
 
-function created(
+/** The 201 of a written entry (stored as the idempotent result when a key was given). */
+function createdResult(
   body: PersonLogBody,
   personId: string,
   personLogId: string,

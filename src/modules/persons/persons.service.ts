@@ -211,7 +211,7 @@ export async function resolvePerson(
 ): Promise<{ person: q.PersonRow; created: boolean }> {
   let candidates: q.PersonRow[] | null = null;
   const lookup = async () => (candidates ??= await q.findByIdentity(tx, identity));
-  const hasIdentity = identity.emailNormalized ?? identity.phoneNumber ?? identity.socialNormalized;
+  const hasIdentity = namesAnIdentity(identity);
 
   let person: q.PersonRow | undefined;
   if (input.personId !== undefined) {
@@ -253,11 +253,12 @@ export async function resolvePerson(
  * when that insert does nothing, resolvePerson goes on from there (`insertTried`).
  */
 export function personToCreate(clock: Clock, input: ResolveInput, identity: q.Identity): q.PersonRow | undefined {
-  if (input.personId !== undefined) return undefined;
-  if (identity.emailNormalized === null && identity.phoneNumber === null && identity.socialNormalized === null) {
-    return undefined;
-  }
+  if (input.personId !== undefined || !namesAnIdentity(identity)) return undefined;
   return newPersonRow(clock, input, identity);
+}
+
+function namesAnIdentity(identity: q.Identity): boolean {
+  return identity.emailNormalized !== null || identity.phoneNumber !== null || identity.socialNormalized !== null;
 }
 
 function pick(candidates: q.PersonRow[], identity: q.Identity): q.PersonRow | undefined {
