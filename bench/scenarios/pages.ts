@@ -2,7 +2,7 @@ import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { PAGE_TYPES } from '../../src/modules/pages/pages.schemas.js';
-import type { BenchScenario } from '../lib.js';
+import { BENCH_PG_URL, startReference, type BenchScenario } from '../lib.js';
 import { companyNames } from '../words.js';
 
 const COMPANIES = companyNames(2_000);
@@ -51,6 +51,24 @@ export const pagesScenario: BenchScenario = {
 
     await ctx.load({ name: 'GET /v0/pages?limit=1', path: '/v0/pages?limit=1', apiKey: small.apiKey });
     await ctx.load({ name: 'GET /v0/pages?limit=20', path: '/v0/pages?limit=20', apiKey: small.apiKey });
+    // The same lists from the stack alone (bench/reference.mjs): Fastify, the driver, the same
+    // response schema and rows of the same size, nothing of the service around them.
+    const reference = await startReference(
+      ctx.engine,
+      ctx.engine === 'sqlite' ? `${ctx.dataDir}/reference.sqlite` : BENCH_PG_URL,
+    );
+    try {
+      for (const limit of [1, 20]) {
+        await ctx.load({
+          name: `GET /v0/pages?limit=${limit}, reference: bare Fastify + ${limit === 1 ? 'one row' : `${limit} rows`}`,
+          path: `/v0/pages?limit=${limit}`,
+          apiKey: reference.key,
+          target: reference,
+        });
+      }
+    } finally {
+      await reference.stop();
+    }
     const searches = COMPANIES.slice(0, 50).map((c) => `/v0/pages/search?query=${encodeURIComponent(c)}`);
     await ctx.load({ name: 'GET /v0/pages/search (1,000 pages)', path: '', paths: searches, apiKey: small.apiKey });
     await ctx.load({

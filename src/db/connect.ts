@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { NamingClient } from './pg-adapter.js';
+import { isoTimestamp, NamingClient } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { registerDirectReader, SqliteAdapter } from './sqlite-adapter.js';
 
@@ -101,7 +101,8 @@ function connectPostgres(options: ConnectOptions): Database {
   // timestamps as ISO 8601 strings with milliseconds, counts as numbers.
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
-      if (oid === PG_TIMESTAMPTZ || oid === PG_TIMESTAMP) return (value: string) => new Date(value).toISOString();
+      if (oid === PG_TIMESTAMPTZ) return isoTimestamp;
+      if (oid === PG_TIMESTAMP) return (value: string) => new Date(value).toISOString();
       if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
       return pg.types.getTypeParser(oid, format);
     },
