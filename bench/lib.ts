@@ -211,7 +211,8 @@ export async function stopChild(child: ChildProcess) {
 
 /** The stack's reference server (bench/reference.mjs), seeded and listening. */
 export async function startReference(engine: Engine, where: string) {
-  const child = spawn(process.execPath, [path.resolve('bench/reference.mjs'), engine, where], {
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, path.resolve('bench/reference.mjs'), engine, where], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];

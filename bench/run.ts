@@ -9,7 +9,7 @@
  * BENCH_ONLY=pages,persons: some scenarios            BENCH_LOADS=limit=1,…: loads whose name has one of these
  * BENCH_ROUNDS=3, BENCH_DURATION=5 (seconds)
  * BENCH_QUICK=1: a smoke run (1 round of 2 s, smaller data)
- * BENCH_LOADER=autocannon: the in-process fallback    BENCH_NODE_FLAGS: flags for the service's node
+ * BENCH_LOADER=autocannon: the in-process fallback    BENCH_NODE_FLAGS: flags for the service's (and the reference's) node
  * BENCH_WEB_CONCURRENCY=N: the service's WEB_CONCURRENCY (PostgreSQL)
  */
 import fs from 'node:fs';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { isoTimestamp, NamingClient } from './pg-adapter.js';
+import { isoTimestamp, NamingClient, registerDirectPool } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { registerDirectReader, SqliteAdapter } from './sqlite-adapter.js';
 
@@ -118,6 +118,8 @@ function connectPostgres(options: ConnectOptions): Database {
     // An idle client lost its connection; the pool replaces it. Queries report their own errors.
   });
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Compiled statements outside a transaction skip Kysely's executor (db/prepared.ts).
+  registerDirectPool(kysely, pool);
   const clientConfig: pg.ClientConfig = {
     connectionString: url,
     options: options.pgSchema ? `-c search_path=${options.pgSchema}` : undefined,

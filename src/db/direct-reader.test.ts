@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ENGINE, useTestApp } from '../../test/harness.js';
+import { directPool } from './pg-adapter.js';
 import { preparedQuery } from './prepared.js';
 import { directReader } from './sqlite-adapter.js';
 
@@ -34,5 +35,36 @@ describe.runIf(ENGINE === 'sqlite')('hot reads on the read-only SQLite connectio
     expect(seenOutside).toEqual([]);
     // Once the transaction is acknowledged (committed), the next read sees it.
     expect(await accountByDomain(tenant.scope, { domain: 'reader.example' })).toEqual([{ domain: 'reader.example' }]);
+  });
+});
+
+const insertAccount = preparedQuery((scope, p: { id: string; domain: string }) =>
+  scope.insertInto('accounts', { id: p.id, domain: p.domain, name: null, created_at: now, updated_at: now }),
+);
+
+describe.runIf(ENGINE === 'postgres')('compiled statements straight on the pool (db/prepared.ts, PostgreSQL)', () => {
+  it('run outside a transaction on the pool and inside one on its connection', async () => {
+    expect(directPool(t.database.kysely)).toBeDefined();
+    let seenInside: unknown[] = [];
+    let seenOutside: unknown[] = ['not read'];
+    await tenant.scope.transaction(async (tx) => {
+      await insertAccount(tx, { id: 'account_pool', domain: 'pool.example' });
+      seenInside = await accountByDomain(tx, { domain: 'pool.example' });
+      seenOutside = await accountByDomain(tenant.scope, { domain: 'pool.example' });
+    });
+    expect(seenInside).toEqual([{ domain: 'pool.example' }]);
+    expect(seenOutside).toEqual([]);
+    expect(await accountByDomain(tenant.scope, { domain: 'pool.example' })).toEqual([{ domain: 'pool.example' }]);
+  });
+
+  it('keep the connection of a refused statement in the pool', async () => {
+    const pool = directPool(t.database.kysely)!;
+    await insertAccount(tenant.scope, { id: 'account_once', domain: 'once.example' });
+    const connections = pool.totalCount;
+    await expect(insertAccount(tenant.scope, { id: 'account_once', domain: 'twice.example' })).rejects.toMatchObject({
+      code: '23505',
+    });
+    expect(pool.totalCount).toBe(connections);
+    expect(await accountByDomain(tenant.scope, { domain: 'once.example' })).toEqual([{ domain: 'once.example' }]);
   });
 });

@@ -65,6 +65,24 @@ export class NamingClient extends pg.Client {
   }
 }
 
+const directPools = new WeakMap<object, pg.Pool>();
+
+/**
+ * Gives `db` (the Kysely instance over `pool`) a direct path for compiled statements that run
+ * outside any transaction: a connection checked out, the statement, the connection returned,
+ * without Kysely's executor around them (its connection provider and promise turns showed as
+ * 6–10 µs of a 180 µs primary-key read; docs/performance.md, fifth pass).
+ * A transaction's Kysely instance is another object and keeps its own connection.
+ */
+export function registerDirectPool(db: object, pool: pg.Pool): void {
+  directPools.set(db, pool);
+}
+
+/** The pool behind `db`, if `db` is the root instance (not a transaction). */
+export function directPool(db: object): pg.Pool | undefined {
+  return directPools.get(db);
+}
+
 /** PostgreSQL's text form of a timestamptz in a UTC session: `2026-11-23 07:04:53.934333+00`. */
 const UTC_TIMESTAMPTZ = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.(\d{1,6}))?\+00$/;
 
