@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ENGINE, useTestApp } from '../../test/harness.js';
 import { directPool } from './pg-adapter.js';
 import { preparedQuery } from './prepared.js';
@@ -54,7 +54,14 @@ describe.runIf(ENGINE === 'postgres')('compiled statements straight on the pool 
     });
     expect(seenInside).toEqual([{ domain: 'pool.example' }]);
     expect(seenOutside).toEqual([]);
-    expect(await accountByDomain(tenant.scope, { domain: 'pool.example' })).toEqual([{ domain: 'pool.example' }]);
+    // Outside a transaction Kysely's executor is not involved at all.
+    const executor = vi.spyOn(t.database.kysely, 'executeQuery');
+    try {
+      expect(await accountByDomain(tenant.scope, { domain: 'pool.example' })).toEqual([{ domain: 'pool.example' }]);
+      expect(executor).not.toHaveBeenCalled();
+    } finally {
+      executor.mockRestore();
+    }
   });
 
   it('keep the connection of a refused statement in the pool', async () => {
