@@ -3,9 +3,10 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { isoTimestamp, NamingClient, registerDirectPool } from './pg-adapter.js';
+import { registerDirectRunner } from './direct-runner.js';
+import { isoTimestamp, NamingClient, PoolRunner } from './pg-adapter.js';
 import type { DB } from './schema.js';
-import { registerDirectReader, SqliteAdapter } from './sqlite-adapter.js';
+import { SqliteAdapter, SqliteReaderRunner } from './sqlite-adapter.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -78,7 +79,7 @@ function connectSqlite(file: string): Database {
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: adapter }) });
   // Hot reads outside a transaction go to a second, read-only connection (db/prepared.ts).
   const reader = file === ':memory:' ? null : new SqliteAdapter(openSqlite(file, { readonly: true }));
-  if (reader !== null) registerDirectReader(kysely, reader);
+  if (reader !== null) registerDirectRunner(kysely, new SqliteReaderRunner(reader));
   return {
     kysely,
     engine: 'sqlite',
@@ -119,7 +120,7 @@ function connectPostgres(options: ConnectOptions): Database {
   });
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   // Compiled statements outside a transaction skip Kysely's executor (db/prepared.ts).
-  registerDirectPool(kysely, pool);
+  registerDirectRunner(kysely, new PoolRunner(pool));
   const clientConfig: pg.ClientConfig = {
     connectionString: url,
     options: options.pgSchema ? `-c search_path=${options.pgSchema}` : undefined,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { DirectRunner } from './direct-runner.js';
 
 /**
  * Named prepared statements for PostgreSQL. Kysely sends every query unnamed, so the server
@@ -65,22 +66,24 @@ export class NamingClient extends pg.Client {
   }
 }
 
-const directPools = new WeakMap<object, pg.Pool>();
-
 /**
- * Gives `db` (the Kysely instance over `pool`) a direct path for compiled statements that run
- * outside any transaction: a connection checked out, the statement, the connection returned,
- * without Kysely's executor around them (its connection provider and promise turns showed as
- * 6–10 µs of a 180 µs primary-key read; docs/performance.md, fifth pass).
- * A transaction's Kysely instance is another object and keeps its own connection.
+ * Runs compiled statements outside any transaction straight on the pool (registered for the root
+ * Kysely instance by connect.ts; db/direct-runner.ts): a connection checked out, the statement,
+ * the connection returned.
  */
-export function registerDirectPool(db: object, pool: pg.Pool): void {
-  directPools.set(db, pool);
-}
+export class PoolRunner implements DirectRunner {
+  constructor(readonly pool: pg.Pool) {}
 
-/** The pool behind `db`, if `db` is the root instance (not a transaction). */
-export function directPool(db: object): pg.Pool | undefined {
-  return directPools.get(db);
+  async run(text: string, parameters: unknown[]): Promise<unknown[]> {
+    // Not pool.query: it releases the connection with the statement's error, and the pool then
+    // closes it, so every refused write (a unique violation) would cost a new connection.
+    const client = await this.pool.connect();
+    try {
+      return (await client.query(text, parameters)).rows;
+    } finally {
+      client.release();
+    }
+  }
 }
 
 /** PostgreSQL's text form of a timestamptz in a UTC session: `2026-11-23 07:04:53.934333+00`. */

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Compilable, type InferResult, type Kysely } from 'kysely';
 import type { Engine } from './connect.js';
-import { directPool, nameStatement } from './pg-adapter.js';
-import { directReader } from './sqlite-adapter.js';
+import { directRunner } from './direct-runner.js';
+import { nameStatement } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
 
@@ -77,27 +77,14 @@ function compileOnce(query: Compilable<unknown>, engine: Engine): Compiled {
 }
 
 /**
- * Runs a compiled hot query. Outside any transaction, a read on SQLite goes straight to the
- * read-only connection (sqlite-adapter.ts, registerDirectReader) and any statement on PostgreSQL
- * straight to the pool (pg-adapter.ts, registerDirectPool); everything else through Kysely.
+ * Runs a compiled hot query: outside any transaction on the engine's direct runner
+ * (db/direct-runner.ts), where it takes the statement; everything else through Kysely.
  */
-async function run(db: Kysely<DB>, text: string, parameters: unknown[]): Promise<unknown[]> {
-  const reader = directReader(db);
-  if (reader !== undefined) {
-    const statement = reader.prepare(text);
-    if (statement.reader) return statement.all(parameters);
-  }
-  const pool = directPool(db);
-  if (pool !== undefined) {
-    // Not pool.query: it releases the connection with the statement's error, and the pool then
-    // closes it, so every refused write (a unique violation) would cost a new connection.
-    const client = await pool.connect();
-    try {
-      return (await client.query(text, parameters)).rows;
-    } finally {
-      client.release();
-    }
-  }
+function run(db: Kysely<DB>, text: string, parameters: unknown[]): Promise<unknown[]> {
+  return directRunner(db)?.run(text, parameters) ?? runOnKysely(db, text, parameters);
+}
+
+async function runOnKysely(db: Kysely<DB>, text: string, parameters: unknown[]): Promise<unknown[]> {
   return (await db.executeQuery(CompiledQuery.raw(text, parameters))).rows;
 }
 

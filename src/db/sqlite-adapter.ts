@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import type { DirectRunner } from './direct-runner.js';
 
 /**
  * Wraps a better-sqlite3 connection for Kysely's SqliteDialect and makes SQLite answer like
@@ -41,23 +42,20 @@ export class SqliteAdapter implements SqliteDatabase {
 
 type Row = Record<string, unknown>;
 
-const directReaders = new WeakMap<object, SqliteAdapter>();
-
 /**
- * Gives `db` (the Kysely instance over the writer) a second, read-only connection for reads that
- * run outside any transaction. Such a read needs nothing from Kysely's executor (which queues every
- * query of the single connection behind a mutex and several promise turns) and must not run on the
- * writer's connection directly: a group commit's batch may be open there, and the read would see
- * its uncommitted rows. The reader sees exactly what is committed, so a read after an
- * acknowledged write still sees the write (WAL: each read starts at the latest commit).
+ * Runs reads outside any transaction on a second, read-only connection (registered for the writer's
+ * Kysely instance by connect.ts; db/direct-runner.ts). Such a read must not run on the writer's
+ * connection directly: a group commit's batch may be open there, and the read would see its
+ * uncommitted rows. The reader sees exactly what is committed, so a read after an acknowledged
+ * write still sees the write (WAL: each read starts at the latest commit). Writes go through Kysely.
  */
-export function registerDirectReader(db: object, reader: SqliteAdapter): void {
-  directReaders.set(db, reader);
-}
+export class SqliteReaderRunner implements DirectRunner {
+  constructor(readonly reader: SqliteAdapter) {}
 
-/** The read-only connection of `db`, if it has one (a transaction's Kysely instance has none). */
-export function directReader(db: object): SqliteAdapter | undefined {
-  return directReaders.get(db);
+  run(text: string, parameters: unknown[]): Promise<unknown[]> | undefined {
+    const statement = this.reader.prepare(text);
+    return statement.reader ? Promise.resolve(statement.all(parameters)) : undefined;
+  }
 }
 
 class CachedStatement implements SqliteStatement {
