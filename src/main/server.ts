@@ -1,3 +1,5 @@
+// First: it sets V8 flags before the rest of the service allocates anything.
+import './heap-tuning.js';
 import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import { ConfigError, parseConfig } from '../config.js';
