@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
+import { isContention } from '../db/errors.js';
 import type { BackgroundWorker } from './worker.js';
 
 /**
  * A worker that runs `tick` whenever woken and at least every `intervalMs`; `tick` returns true
  * when it did work and should run again at once (a batch may leave more behind). Errors are
- * logged and the loop goes on: a failing unit of work must never stop the queue.
+ * logged and the loop goes on: a failing unit of work must never stop the queue. A tick the
+ * database turned away because another writer held it (isContention) is only a warning: the
+ * next tick does the same work.
  */
 export function pollingWorker(options: {
   name: string;
@@ -38,7 +41,12 @@ export function pollingWorker(options: {
       try {
         more = await options.tick();
       } catch (err) {
-        options.logger.error({ err, worker: options.name }, 'worker tick failed');
+        if (isContention(err))
+          options.logger.warn(
+            { err, worker: options.name },
+            'worker tick put off: the database is busy with another writer',
+          );
+        else options.logger.error({ err, worker: options.name }, 'worker tick failed');
       } finally {
         running = false;
       }
