@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -167,11 +168,24 @@ export async function createBenchDatabase(engine: Engine, dataDir: string, label
   };
 }
 
-/** Starts `node dist/main/server.js` with `env` (behind `prefix`, e.g. `nice -n 10`), resolves when it is listening. */
+/** The Node flags of `npm start` (package.json), so that the bench runs the service as it is run. */
+const START_FLAGS = (
+  JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
+
+/** Starts the service as `npm start` does, with `env` (behind `prefix`, e.g. `nice -n 10`), resolves when it is listening. */
 export async function startService(env: Record<string, string>, prefix: string[] = []): Promise<Service> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const [command, ...args] = [...prefix, process.execPath, ...flags, path.resolve('dist/main/server.js')];
+  const [command, ...args] = [
+    ...prefix,
+    process.execPath,
+    ...START_FLAGS,
+    ...flags,
+    path.resolve('dist/main/server.js'),
+  ];
   const child = spawn(command!, args, {
     env: {
       ...process.env,
