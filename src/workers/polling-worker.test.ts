@@ -29,7 +29,8 @@ async function logOfFailingTick(error: unknown): Promise<{ level: number; msg: s
 
 /** The error better-sqlite3 throws when another connection holds the write lock past the busy timeout. */
 function realBusyError(): unknown {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aps-busy-')), 'busy.sqlite');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-busy-'));
+  const file = path.join(dir, 'busy.sqlite');
   const holder = new BetterSqlite3(file);
   holder.pragma('journal_mode = WAL');
   const waiter = new BetterSqlite3(file);
@@ -44,6 +45,7 @@ function realBusyError(): unknown {
     holder.exec('rollback');
     holder.close();
     waiter.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
