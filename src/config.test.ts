@@ -1,34 +1,155 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from './config.js';
+import { ConfigError, ConfigSchema, parseConfig } from './config.js';
+import { describeSettings } from './lib/env-settings.js';
+
+/** The problems `env` is refused for (none: an empty list). */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+}
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
 
 describe('parseConfig', () => {
   it('has documented defaults', () => {
     const config = parseConfig({}, '/srv/app');
-    expect(config).toMatchObject({
-      port: 3000,
-      host: '0.0.0.0',
+    expect(config).toEqual({
       dataDir: path.resolve('/srv/app/data'),
       databaseUrl: null,
+      pgPoolSize: 10,
+      nodeEnv: null,
+      port: 3000,
+      host: '0.0.0.0',
+      publicBaseUrl: null,
+      secretKeys: [],
+      trustProxy: false,
       logLevel: 'info',
+      bodyLimitBytes: 1024 * 1024,
+      requestTimeoutMs: 30_000,
+      shutdownGraceMs: 20_000,
+      webConcurrency: 1,
+      runWorkers: true,
+      workersThread: true,
       rateLimitPerSecond: 50,
       rateLimitBurst: 100,
-      bodyLimitBytes: 1024 * 1024,
+      authFailuresPerMinute: 30,
+      fileStorage: 'disk',
+      fileDecodeConcurrency: 2,
+      webhookAllowPrivateNetworks: false,
+      webhookAllowedPorts: [],
+      webhookTimeoutMs: 15_000,
+      webhookConcurrency: 128,
+      webhookRetentionDays: 30,
+      webhookSubscriptionsPerTenant: 20,
+      enrichmentUrl: null,
+      enrichmentToken: null,
+      enrichmentTimeoutMs: 5_000,
+      pageEventsPerSecond: 20,
+      pageEventsPerPagePerSecond: 500,
+      pageMissesPerMinute: 120,
+      formSubmissionsPerMinute: 10,
+      formMinFillMs: 1500,
+      formDedupeWindowSeconds: 600,
+      sessionRetentionDays: 400,
     });
     expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.secretKeys)).toBe(true);
+  });
+
+  it('treats blank variables as unset and trims values', () => {
+    expect(parseConfig({ PORT: '  ', HOST: ' 127.0.0.1 ', DATA_DIR: ' x ' }, '/srv')).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: path.resolve('/srv/x'),
+    });
   });
 
   it('reports every bad value at once', () => {
-    try {
-      parseConfig({ PORT: '99999', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', RATE_LIMIT_PER_SECOND: '-1' });
-      expect.unreachable();
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      const problems = (err as ConfigError).problems.join('\n');
-      expect(problems).toContain('PORT');
-      expect(problems).toContain('LOG_LEVEL');
-      expect(problems).toContain('DATABASE_URL');
-      expect(problems).toContain('RATE_LIMIT_PER_SECOND');
+    const problems = problemsOf({
+      PORT: '99999',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+      RATE_LIMIT_PER_SECOND: '-1',
+    }).join('\n');
+    expect(problems).toContain('PORT');
+    expect(problems).toContain('LOG_LEVEL');
+    expect(problems).toContain('DATABASE_URL');
+    expect(problems).toContain('RATE_LIMIT_PER_SECOND');
+  });
+
+  it('refuses a bad value of each kind, naming the variable and what it accepts', () => {
+    expect(problemsOf({ PORT: '80.5' })).toEqual(['PORT must be a whole number from 0 to 65535, got "80.5"']);
+    expect(problemsOf({ RUN_WORKERS: 'maybe' })).toEqual([
+      'RUN_WORKERS must be true or false (or 1/0, yes/no, on/off), got "maybe"',
+    ]);
+    expect(problemsOf({ FILE_STORAGE: 's3' })).toEqual(['FILE_STORAGE must be one of disk, database, got "s3"']);
+    expect(problemsOf({ PUBLIC_BASE_URL: 'https://pages.example.com/?x=1' })).toEqual([
+      'PUBLIC_BASE_URL must be an http(s) URL without query or fragment, got "https://pages.example.com/?x=1"',
+    ]);
+    expect(problemsOf({ WEBHOOK_ALLOWED_PORTS: '8443,http' })).toEqual([
+      'WEBHOOK_ALLOWED_PORTS port 2 must be a whole number from 1 to 65535, got "http"',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: 'all' })).toEqual([
+      'TRUST_PROXY must be true, false, or the number of proxies in front (0 to 99), got "all"',
+    ]);
+  });
+
+  it('never repeats a secret value in an error', () => {
+    const problems = problemsOf({
+      DATABASE_URL: 'mysql://root:hunter2@db',
+      ENRICHMENT_URL: 'https://user:hunter2@enrich.example',
+      SECRET_KEY: `${KEY},hunter2`,
+    });
+    expect(problems).toEqual([
+      'DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)',
+      'SECRET_KEY key 2 must be base64 of 32 bytes (openssl rand -base64 32)',
+      'ENRICHMENT_URL must be an http(s) URL without credentials',
+    ]);
+  });
+
+  it('accepts every whole number at its bounds and refuses it just outside them', () => {
+    const bounds: Record<string, [number, number]> = {
+      PG_POOL_SIZE: [1, 1_000],
+      PORT: [0, 65535],
+      BODY_LIMIT_BYTES: [1024, 64 * 1024 * 1024],
+      REQUEST_TIMEOUT_MS: [1, 600_000],
+      SHUTDOWN_GRACE_MS: [0, 600_000],
+      WEB_CONCURRENCY: [1, 64],
+      RATE_LIMIT_PER_SECOND: [0, 1_000_000],
+      RATE_LIMIT_BURST: [1, 1_000_000],
+      AUTH_FAILURES_PER_MINUTE: [0, 1_000_000],
+      FILE_DECODE_CONCURRENCY: [1, 64],
+      WEBHOOK_TIMEOUT_MS: [100, 60_000],
+      WEBHOOK_CONCURRENCY: [1, 1_000],
+      WEBHOOK_RETENTION_DAYS: [1, 3_650],
+      WEBHOOK_SUBSCRIPTIONS_PER_TENANT: [1, 1_000],
+      ENRICHMENT_TIMEOUT_MS: [100, 60_000],
+      PAGE_EVENTS_PER_SECOND: [0, 1_000_000],
+      PAGE_EVENTS_PER_PAGE_PER_SECOND: [0, 1_000_000],
+      PAGE_MISSES_PER_MINUTE: [0, 1_000_000],
+      FORM_SUBMISSIONS_PER_MINUTE: [0, 1_000_000],
+      FORM_MIN_FILL_MS: [0, 600_000],
+      FORM_DEDUPE_WINDOW_SECONDS: [1, 86_400],
+      SESSION_RETENTION_DAYS: [1, 36_500],
+    };
+    const wholeNumbers = describeSettings(ConfigSchema)
+      .flatMap((group) => group.settings)
+      .filter((setting) => setting.accepts.startsWith('a whole number'));
+    expect(wholeNumbers.map((setting) => setting.env).sort()).toEqual(Object.keys(bounds).sort());
+
+    const postgres = { DATABASE_URL: 'postgres://u@h/db' }; // WEB_CONCURRENCY above 1 needs it
+    for (const [env, [min, max]] of Object.entries(bounds)) {
+      expect(problemsOf({ ...postgres, [env]: String(min) }), env).toEqual([]);
+      expect(problemsOf({ ...postgres, [env]: String(max) }), env).toEqual([]);
+      const refused = (value: string) => [`${env} must be a whole number from ${min} to ${max}, got "${value}"`];
+      expect(problemsOf({ ...postgres, [env]: String(max + 1) }), env).toEqual(refused(String(max + 1)));
+      expect(problemsOf({ ...postgres, [env]: String(min - 1) }), env).toEqual(refused(String(min - 1)));
     }
   });
 
@@ -44,10 +165,39 @@ describe('parseConfig', () => {
     expect(parseConfig({ WORKERS_THREAD: 'false' }).workersThread).toBe(false);
   });
 
+  it('stores files on disk with SQLite and in the database with PostgreSQL, unless told', () => {
+    expect(parseConfig({}).fileStorage).toBe('disk');
+    expect(parseConfig({ DATABASE_URL: 'postgres://u@h/db' }).fileStorage).toBe('database');
+    expect(parseConfig({ DATABASE_URL: 'postgres://u@h/db', FILE_STORAGE: 'Disk' }).fileStorage).toBe('disk');
+  });
+
   it('sizes the PostgreSQL pool with PG_POOL_SIZE (10 by default) and refuses a pool of none', () => {
     expect(parseConfig({}).pgPoolSize).toBe(10);
     expect(parseConfig({ PG_POOL_SIZE: '24' }).pgPoolSize).toBe(24);
     expect(() => parseConfig({ PG_POOL_SIZE: '0' })).toThrow(/PG_POOL_SIZE/);
     expect(() => parseConfig({ PG_POOL_SIZE: 'lots' })).toThrow(/PG_POOL_SIZE/);
+  });
+
+  it('refuses more than one server process on SQLite', () => {
+    expect(problemsOf({ WEB_CONCURRENCY: '2' })).toEqual([
+      expect.stringMatching(/^WEB_CONCURRENCY=2 needs PostgreSQL \(DATABASE_URL\)/),
+    ]);
+    expect(parseConfig({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgres://u@h/db' }).webConcurrency).toBe(2);
+  });
+
+  it('reads TRUST_PROXY as a flag or a number of proxies', () => {
+    expect(parseConfig({ TRUST_PROXY: 'yes' }).trustProxy).toBe(true);
+    expect(parseConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(parseConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+  });
+
+  it('reads lists comma-separated, each value once', () => {
+    expect(parseConfig({ WEBHOOK_ALLOWED_PORTS: '8443, 9000,8443,' }).webhookAllowedPorts).toEqual([8443, 9000]);
+  });
+
+  it('keeps PUBLIC_BASE_URL without trailing slashes', () => {
+    expect(parseConfig({ PUBLIC_BASE_URL: 'https://pages.example.com//' }).publicBaseUrl).toBe(
+      'https://pages.example.com',
+    );
   });
 });

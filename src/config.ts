@@ -1,104 +1,309 @@
-import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  absolutePath,
+  base64Bytes,
+  either,
+  group,
+  listOf,
+  oneOf,
+  optional,
+  readSettings,
+  setting,
+  text,
+  trueOrFalse,
+  url,
+  wholeNumber,
+} from './lib/env-settings.js';
 
 /**
- * The whole configuration of the service. It is read from the environment once, in
- * `src/main/*`, validated here, and then passed down frozen: nothing else reads `process.env`.
+ * The whole configuration of the service: environment variables, each declared once below (its
+ * kind, bounds, default and description). The `Config` type, the checks `parseConfig` makes and
+ * docs/configuration.md (`npm run config:doc`) all come from these declarations. The environment
+ * is read once, in `src/main/*`; the frozen Config is passed down: nothing else reads `process.env`.
+ *
+ * A default computed from other settings (`{ from, text }`) sees the settings of earlier groups.
  */
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly dataDir: string;
-  /** `postgres://…` selects PostgreSQL; unset means the embedded SQLite file under `dataDir`. */
-  readonly databaseUrl: string | null;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Sustained requests per second per API key; 0 turns rate limiting off. */
-  readonly rateLimitPerSecond: number;
-  /** Bucket size: how many requests a key may send at once after being idle. */
-  readonly rateLimitBurst: number;
-  /** Failed authentications a client address may make per minute (then 429); 0 turns it off. */
-  readonly authFailuresPerMinute: number;
-  readonly bodyLimitBytes: number;
-  readonly requestTimeoutMs: number;
-  readonly shutdownGraceMs: number;
-  /**
-   * Server processes sharing the port (node:cluster), each with its own database pool and
-   * background workers. PostgreSQL only: SQLite has one writer and its group commit lives in one
-   * process, so more than 1 is refused there.
-   */
-  readonly webConcurrency: number;
-  /** Connections of each process's PostgreSQL pool (requests and workers share it). */
-  readonly pgPoolSize: number;
-  /** Whether this process runs the background workers (version generation, webhook delivery). */
-  readonly runWorkers: boolean;
-  /**
-   * Run the background workers on their own thread (worker_threads) with their own database
-   * connection, so that their synchronous SQLite work and commits never hold the event loop that
-   * answers requests. Defaults to on with SQLite; PostgreSQL I/O is asynchronous already.
-   */
-  readonly workersThread: boolean;
-  /**
-   * Where uploaded file bytes live: `disk` (a folder under `dataDir`) or `database` (a table every
-   * node shares). Defaults to `database` on PostgreSQL and `disk` on SQLite.
-   */
-  readonly fileStorage: 'disk' | 'database';
-  /** Full image decodes (upload checks, previews) at once per process; more wait in line. */
-  readonly fileDecodeConcurrency: number;
-  /**
-   * The origin the service is reached at (`https://pages.example.com`), used in signed file URLs.
-   * Unset: the URLs are built from the request's own Host and protocol.
-   */
-  readonly publicBaseUrl: string | null;
-  /**
-   * The service's own keys (`SECRET_KEY`, 32 bytes each), newest first. The first seals webhook
-   * signing secrets (all open them: rotation) and is the root every HMAC key (cursors, file URLs,
-   * page sessions) is derived from. Empty (development only): webhook secrets are sealed with a key
-   * generated into `dataDir`, and the HMAC keys are random rows of `service_secrets`.
-   */
-  readonly secretKeys: readonly Buffer[];
-  /** Lets webhooks reach loopback/private/link-local addresses. Unsafe outside development. */
-  readonly webhookAllowPrivateNetworks: boolean;
-  /** Ports a webhook URL may name besides 80 and 443 (`WEBHOOK_ALLOWED_PORTS`). */
-  readonly webhookAllowedPorts: readonly number[];
-  /** How long one delivery attempt may take, connection to last byte. */
-  readonly webhookTimeoutMs: number;
-  /** How many deliveries one process has in flight at once. */
-  readonly webhookConcurrency: number;
-  /** Days that events, deliveries and attempts are kept. */
-  readonly webhookRetentionDays: number;
-  /** The most (not deleted) webhook subscriptions one tenant may have. */
-  readonly webhookSubscriptionsPerTenant: number;
-  /**
-   * The enrichment provider (`http` enricher) form submissions are sent to; null: the built-in
-   * `domain` enricher alone. Reached through the webhooks' SSRF policy.
-   */
-  readonly enrichmentUrl: string | null;
-  /** Sent to the provider as `Authorization: Bearer …` when set. */
-  readonly enrichmentToken: string | null;
-  /** How long one provider request may take, connection to last byte. */
-  readonly enrichmentTimeoutMs: number;
-  /**
-   * Page visit events (collection endpoint) per second per client address; bursts of 5× are
-   * allowed. 0 turns the limit off.
-   */
-  readonly pageEventsPerSecond: number;
-  /** Page visit events per second per audience page, over all visitors (bursts of 5×). 0: off. */
-  readonly pageEventsPerPagePerSecond: number;
-  /** Requests for pages that do not exist (404/410) per minute per client address on page hosts. 0: off. */
-  readonly pageMissesPerMinute: number;
-  /** Form submissions per minute per client address on page hosts (bursts of as many). 0: off. */
-  readonly formSubmissionsPerMinute: number;
-  /** A form the page script saw filled faster than this (ms since it became visible) is refused as a bot. */
-  readonly formMinFillMs: number;
-  /** Identical submissions without the script's token within this many seconds are one submission. */
-  readonly formDedupeWindowSeconds: number;
-  /**
-   * Whether (and how far) to trust X-Forwarded-For for the client address: false, true (any
-   * proxy), or the number of proxies in front. The address only feeds rate limits; it is never stored.
-   */
-  readonly trustProxy: boolean | number;
-  /** Days that audience sessions recorded by pages are kept (older whole hours are deleted). */
-  readonly sessionRetentionDays: number;
-}
+
+const MILLION = 1_000_000;
+
+const database = group('Database', {
+  dataDir: setting(text('a directory path (relative to the working directory)'), {
+    env: 'DATA_DIR',
+    default: './data',
+    description: 'Where the SQLite file and other local state (uploaded files on `disk`, the generated key) live.',
+    resolve: absolutePath,
+  }),
+  databaseUrl: setting(
+    optional(
+      text('a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)', '^postgres(ql)?://'),
+    ),
+    {
+      env: 'DATABASE_URL',
+      default: null,
+      secret: true,
+      description: '`postgres://…` runs on PostgreSQL; unset: the embedded SQLite database under `DATA_DIR`.',
+    },
+  ),
+  pgPoolSize: setting(wholeNumber(1, 1_000), {
+    env: 'PG_POOL_SIZE',
+    default: 10,
+    description: "Connections of each process's PostgreSQL pool (requests and background workers share it).",
+  }),
+});
+type Database = Static<typeof database>;
+
+const server = group('Server', {
+  nodeEnv: setting(optional(text('any text; only production changes anything')), {
+    env: 'NODE_ENV',
+    default: null,
+    description:
+      '`production`: the service refuses to start (exit 78) without the settings marked **Required** with `NODE_ENV=production`.',
+  }),
+  port: setting(wholeNumber(0, 65535), { env: 'PORT', default: 3000, description: 'HTTP port.' }),
+  host: setting(text('an address or host name'), {
+    env: 'HOST',
+    default: '0.0.0.0',
+    description: 'Interface to listen on.',
+  }),
+  publicBaseUrl: setting(
+    optional(
+      url('an http(s) URL without query or fragment', (u) => /^https?:$/.test(u.protocol) && !u.search && !u.hash),
+    ),
+    {
+      env: 'PUBLIC_BASE_URL',
+      default: null,
+      description:
+        "The origin the service is reached at (`https://pages.example.com`), used in signed file URLs. Unset: the request's own Host and protocol.",
+      // Without it, signed file URLs would be built from the request's Host header, which any client
+      // can set: a URL pointing at the client's own host could be handed out to someone else.
+      requiredInProduction: 'the https origin the service is reached at',
+      resolve: (value) => value?.replace(/\/+$/, '') ?? null,
+    },
+  ),
+  secretKeys: setting(listOf('key', base64Bytes(32, 'base64 of 32 bytes (openssl rand -base64 32)')), {
+    env: 'SECRET_KEY',
+    // The older name, still read so that deployments that set it keep their sealed webhook secrets readable.
+    legacyEnv: 'WEBHOOK_SECRET_KEY',
+    default: [],
+    secret: true,
+    description:
+      "The service's own keys, newest first (`new,old` during rotation), kept apart from the database and its backups. The first seals webhook signing secrets (AES-256-GCM; all of them open: rotation) and is the root the HMAC keys of cursors, file URLs and page sessions are derived from (HKDF). Unset (development only): webhook secrets are sealed with a key generated into `DATA_DIR/webhook-secret.key`, and the HMAC keys are random rows of the database. Set it when several hosts share one PostgreSQL.",
+    requiredInProduction:
+      'base64 of 32 bytes: openssl rand -base64 32, kept apart from the database and its backups: it seals webhook secrets and signs cursors, file URLs and page sessions',
+  }),
+  trustProxy: setting(
+    either('true, false, or the number of proxies in front (0 to 99)', wholeNumber(0, 99), trueOrFalse),
+    {
+      env: 'TRUST_PROXY',
+      default: false,
+      description:
+        'Whether (and how far) to trust `X-Forwarded-For` for the client address. The address only feeds rate limits; it is never stored.',
+    },
+  ),
+  logLevel: setting(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), {
+    env: 'LOG_LEVEL',
+    default: 'info',
+    description: 'JSON logs on stdout, one line per request.',
+  }),
+  bodyLimitBytes: setting(wholeNumber(1024, 64 * 1024 * 1024), {
+    env: 'BODY_LIMIT_BYTES',
+    default: 1024 * 1024,
+    description: 'Largest accepted request body (413 above).',
+  }),
+  requestTimeoutMs: setting(wholeNumber(1, 600_000), {
+    env: 'REQUEST_TIMEOUT_MS',
+    default: 30_000,
+    description: 'A request taking longer is cut off.',
+  }),
+  shutdownGraceMs: setting(wholeNumber(0, 600_000), {
+    env: 'SHUTDOWN_GRACE_MS',
+    default: 20_000,
+    description: 'How long shutdown waits for in-flight requests and webhook attempts.',
+  }),
+});
+
+const processes = group('Processes and background workers', {
+  webConcurrency: setting(wholeNumber(1, 64), {
+    env: 'WEB_CONCURRENCY',
+    default: 1,
+    description:
+      'Server processes sharing the port (node:cluster), each with its own database pool and background workers; wake-ups between processes use LISTEN/NOTIFY. PostgreSQL only.',
+    check: (processCount, { databaseUrl }: Database) =>
+      processCount > 1 && databaseUrl === null
+        ? 'needs PostgreSQL (DATABASE_URL): the embedded SQLite database has one writer, and its group commit ' +
+          'works inside one process. Leave WEB_CONCURRENCY unset (or 1) with SQLite.'
+        : undefined,
+  }),
+  runWorkers: setting(trueOrFalse, {
+    env: 'RUN_WORKERS',
+    default: true,
+    description: 'Whether this process runs the background workers (version generation, webhook delivery, …).',
+  }),
+  workersThread: setting(trueOrFalse, {
+    env: 'WORKERS_THREAD',
+    default: {
+      from: ({ databaseUrl }: Database) => databaseUrl === null,
+      text: '`true` on SQLite, `false` on PostgreSQL',
+    },
+    description:
+      'Run the background workers on a thread of their own with their own connection, so that their synchronous SQLite work and commits never hold the thread that answers requests (PostgreSQL I/O is asynchronous already).',
+  }),
+});
+
+const apiLimits = group('API limits', {
+  rateLimitPerSecond: setting(wholeNumber(0, MILLION), {
+    env: 'RATE_LIMIT_PER_SECOND',
+    default: 50,
+    description: 'Sustained requests per second per API key; `0` turns rate limiting off.',
+  }),
+  rateLimitBurst: setting(wholeNumber(1, MILLION), {
+    env: 'RATE_LIMIT_BURST',
+    default: 100,
+    description: 'Requests a key may send at once after being idle.',
+  }),
+  authFailuresPerMinute: setting(wholeNumber(0, MILLION), {
+    env: 'AUTH_FAILURES_PER_MINUTE',
+    default: 30,
+    description:
+      'Failed authentications (unknown or revoked keys) per client address per minute; above it 429 without a key look-up. `0` turns it off.',
+  }),
+});
+
+const files = group('Files', {
+  fileStorage: setting(oneOf(['disk', 'database']), {
+    env: 'FILE_STORAGE',
+    default: {
+      from: ({ databaseUrl }: Database) => (databaseUrl === null ? 'disk' : 'database'),
+      text: '`disk` on SQLite, `database` on PostgreSQL',
+    },
+    description: 'Where uploaded file bytes live: a folder under `DATA_DIR`, or a table every node shares.',
+  }),
+  fileDecodeConcurrency: setting(wholeNumber(1, 64), {
+    env: 'FILE_DECODE_CONCURRENCY',
+    default: 2,
+    description:
+      'Full image decodes (upload checks, previews) at once per process; the others wait in line ([api.md](api.md), Files).',
+  }),
+});
+
+const webhooks = group('Webhooks', {
+  webhookAllowPrivateNetworks: setting(trueOrFalse, {
+    env: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+    default: false,
+    description:
+      'Lets webhooks reach loopback, private and link-local addresses: development only, never in production.',
+  }),
+  webhookAllowedPorts: setting(listOf('port', wholeNumber(1, 65535)), {
+    env: 'WEBHOOK_ALLOWED_PORTS',
+    default: [],
+    description: 'Ports a webhook URL may name besides 80 and 443 (`8443,9000`).',
+  }),
+  webhookTimeoutMs: setting(wholeNumber(100, 60_000), {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    default: 15_000,
+    description: 'How long one delivery attempt may take, connection to last byte.',
+  }),
+  webhookConcurrency: setting(wholeNumber(1, 1_000), {
+    env: 'WEBHOOK_CONCURRENCY',
+    default: 128,
+    description: 'Delivery attempts in flight per process.',
+  }),
+  webhookRetentionDays: setting(wholeNumber(1, 3_650), {
+    env: 'WEBHOOK_RETENTION_DAYS',
+    default: 30,
+    description: 'Days that events, deliveries and attempts are kept.',
+  }),
+  webhookSubscriptionsPerTenant: setting(wholeNumber(1, 1_000), {
+    env: 'WEBHOOK_SUBSCRIPTIONS_PER_TENANT',
+    default: 20,
+    description:
+      'The most webhook subscriptions (not deleted, active or not) a tenant may have; one more is 422 `webhook_subscription_limit`.',
+  }),
+});
+
+const enrichment = group('Enrichment', {
+  enrichmentUrl: setting(
+    optional(
+      url('an http(s) URL without credentials', (u) => /^https?:$/.test(u.protocol) && !u.username && !u.password),
+    ),
+    {
+      env: 'ENRICHMENT_URL',
+      default: null,
+      secret: true,
+      description:
+        "The provider form submissions are POSTed to (`http` enricher, [forms.md](forms.md#enrichment)), reached through the webhooks' SSRF policy. Unset: the built-in `domain` enricher alone.",
+    },
+  ),
+  enrichmentToken: setting(optional(text('any text')), {
+    env: 'ENRICHMENT_TOKEN',
+    default: null,
+    secret: true,
+    description: 'Sent to the provider as `Authorization: Bearer …`.',
+  }),
+  enrichmentTimeoutMs: setting(wholeNumber(100, 60_000), {
+    env: 'ENRICHMENT_TIMEOUT_MS',
+    default: 5_000,
+    description:
+      'How long one provider request may take, DNS to last byte; failed requests are retried 2 s, 10 s, 1 min and 5 min later.',
+  }),
+});
+
+const pages = group('Pages and forms', {
+  pageEventsPerSecond: setting(wholeNumber(0, MILLION), {
+    env: 'PAGE_EVENTS_PER_SECOND',
+    default: 20,
+    description:
+      'Visit events (page script → `/_ap/collect`) per second per client address, bursts of 5×; `0` turns the limit off.',
+  }),
+  pageEventsPerPagePerSecond: setting(wholeNumber(0, MILLION), {
+    env: 'PAGE_EVENTS_PER_PAGE_PER_SECOND',
+    default: 500,
+    description: 'Visit events per second per audience page, over all visitors, bursts of 5×; `0`: off.',
+  }),
+  pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
+    env: 'PAGE_MISSES_PER_MINUTE',
+    default: 120,
+    description:
+      'Requests for pages that do not exist (404/410) per minute per client address on page hosts, then 429; `0`: off.',
+  }),
+  formSubmissionsPerMinute: setting(wholeNumber(0, MILLION), {
+    env: 'FORM_SUBMISSIONS_PER_MINUTE',
+    default: 10,
+    description:
+      'Page form submissions per minute per client address, bursts of as many ([forms.md](forms.md)); `0`: off.',
+  }),
+  formMinFillMs: setting(wholeNumber(0, 600_000), {
+    env: 'FORM_MIN_FILL_MS',
+    default: 1500,
+    description:
+      'A form the page script saw filled faster than this (ms since it became visible) is refused as a bot; `0`: off.',
+  }),
+  formDedupeWindowSeconds: setting(wholeNumber(1, 86_400), {
+    env: 'FORM_DEDUPE_WINDOW_SECONDS',
+    default: 600,
+    description: "Identical form submissions without the script's token within this many seconds are one submission.",
+  }),
+  sessionRetentionDays: setting(wholeNumber(1, 36_500), {
+    env: 'SESSION_RETENTION_DAYS',
+    default: 400,
+    description: 'Days that audience sessions recorded by pages are kept (older whole hours are deleted).',
+  }),
+});
+
+/** Every setting, by group (the groups are the sections of docs/configuration.md). */
+export const ConfigSchema = Type.Intersect([
+  database,
+  server,
+  processes,
+  apiLimits,
+  files,
+  webhooks,
+  enrichment,
+  pages,
+]);
+
+type Frozen<T> = { readonly [K in keyof T]: T[K] extends readonly (infer Item)[] ? readonly Item[] : T[K] };
+export type Config = Frozen<Static<typeof ConfigSchema>>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -107,176 +312,12 @@ export class ConfigError extends Error {
   }
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-type Env = Record<string, string | undefined>;
-
-export function parseConfig(env: Env, cwd = process.cwd()): Config {
-  const problems: string[] = [];
-
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return fallback;
-    if (!/^\d+$/.test(raw.trim())) {
-      problems.push(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
-      return fallback;
-    }
-    const value = Number(raw.trim());
-    if (value < min || value > max) problems.push(`${name} must be between ${min} and ${max}, got ${value}`);
-    return value;
-  };
-
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = env[name]?.trim().toLowerCase();
-    if (raw === undefined || raw === '') return fallback;
-    if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-    if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-    problems.push(`${name} must be true or false, got "${env[name]}"`);
-    return fallback;
-  };
-
-  const databaseUrl = env.DATABASE_URL?.trim() || null;
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push(
-      'DATABASE_URL must start with postgres:// or postgresql:// (leave it unset for the embedded SQLite database)',
-    );
-  }
-
-  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel))
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-
-  const production = env.NODE_ENV?.trim() === 'production';
-
-  // SECRET_KEY is the one root secret; WEBHOOK_SECRET_KEY is its older name, still honoured so that
-  // deployments that set it keep their sealed webhook secrets readable.
-  const keyVariable = env.SECRET_KEY?.trim() ? 'SECRET_KEY' : 'WEBHOOK_SECRET_KEY';
-  if (
-    env.SECRET_KEY?.trim() &&
-    env.WEBHOOK_SECRET_KEY?.trim() &&
-    env.SECRET_KEY.trim() !== env.WEBHOOK_SECRET_KEY.trim()
-  ) {
-    problems.push(
-      'SECRET_KEY and WEBHOOK_SECRET_KEY (its older name) are both set, to different values: keep SECRET_KEY only',
-    );
-  }
-  const secretKeys: Buffer[] = [];
-  for (const [i, raw] of (env[keyVariable] ?? '')
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .entries()) {
-    const key = Buffer.from(raw, 'base64');
-    if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(raw))
-      problems.push(`${keyVariable} key ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
-    else secretKeys.push(key);
-  }
-  if (production && secretKeys.length === 0 && !problems.some((p) => p.startsWith(keyVariable))) {
-    problems.push(
-      'NODE_ENV=production needs SECRET_KEY (base64 of 32 bytes: openssl rand -base64 32), kept apart from the ' +
-        'database and its backups: it seals webhook secrets and signs cursors, file URLs and page sessions',
-    );
-  }
-
-  const webhookAllowedPorts: number[] = [];
-  for (const raw of (env.WEBHOOK_ALLOWED_PORTS ?? '')
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
-    if (!(port >= 1 && port <= 65535))
-      problems.push(`WEBHOOK_ALLOWED_PORTS must be a comma-separated list of ports (1-65535), got "${raw}"`);
-    else if (!webhookAllowedPorts.includes(port)) webhookAllowedPorts.push(port);
-  }
-
-  const host = env.HOST?.trim() || '0.0.0.0';
-
-  const fileStorage = (env.FILE_STORAGE?.trim().toLowerCase() || (databaseUrl ? 'database' : 'disk')) as
-    'disk' | 'database';
-  if (fileStorage !== 'disk' && fileStorage !== 'database') {
-    problems.push(`FILE_STORAGE must be disk or database, got "${env.FILE_STORAGE}"`);
-  }
-
-  let publicBaseUrl = env.PUBLIC_BASE_URL?.trim() || null;
-  if (publicBaseUrl !== null) {
-    let parsed: URL | null = null;
-    try {
-      parsed = new URL(publicBaseUrl);
-    } catch {
-      // reported below
-    }
-    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.search || parsed.hash) {
-      problems.push(`PUBLIC_BASE_URL must be an http(s) URL without query or fragment, got "${publicBaseUrl}"`);
-    } else publicBaseUrl = publicBaseUrl.replace(/\/+$/, '');
-  } else if (production) {
-    // Without it, signed file URLs would be built from the request's Host header, which any client
-    // can set: a URL pointing at the client's own host could be handed out to someone else.
-    problems.push('NODE_ENV=production needs PUBLIC_BASE_URL (the https origin the service is reached at)');
-  }
-
-  const enrichmentUrl = env.ENRICHMENT_URL?.trim() || null;
-  if (enrichmentUrl !== null) {
-    let parsed: URL | null = null;
-    try {
-      parsed = new URL(enrichmentUrl);
-    } catch {
-      // reported below
-    }
-    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password) {
-      problems.push(`ENRICHMENT_URL must be an http(s) URL without credentials, got "${enrichmentUrl}"`);
-    }
-  }
-
-  const trustRaw = env.TRUST_PROXY?.trim().toLowerCase() ?? '';
-  let trustProxy: boolean | number = false;
-  if (/^\d{1,2}$/.test(trustRaw)) trustProxy = Number(trustRaw);
-  else if (trustRaw !== '') trustProxy = bool('TRUST_PROXY', false);
-
-  const config: Config = {
-    port: int('PORT', 3000, 0, 65535),
-    host,
-    dataDir: path.resolve(cwd, env.DATA_DIR?.trim() || './data'),
-    databaseUrl,
-    logLevel,
-    rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
-    rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
-    authFailuresPerMinute: int('AUTH_FAILURES_PER_MINUTE', 30, 0, 1_000_000),
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1, 600_000),
-    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
-    webConcurrency: int('WEB_CONCURRENCY', 1, 1, 64),
-    pgPoolSize: int('PG_POOL_SIZE', 10, 1, 1_000),
-    runWorkers: bool('RUN_WORKERS', true),
-    workersThread: bool('WORKERS_THREAD', databaseUrl === null),
-    fileStorage,
-    fileDecodeConcurrency: int('FILE_DECODE_CONCURRENCY', 2, 1, 64),
-    publicBaseUrl,
-    secretKeys: Object.freeze(secretKeys),
-    webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
-    webhookAllowedPorts: Object.freeze(webhookAllowedPorts),
-    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
-    webhookConcurrency: int('WEBHOOK_CONCURRENCY', 128, 1, 1_000),
-    webhookRetentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
-    webhookSubscriptionsPerTenant: int('WEBHOOK_SUBSCRIPTIONS_PER_TENANT', 20, 1, 1_000),
-    enrichmentUrl,
-    enrichmentToken: env.ENRICHMENT_TOKEN?.trim() || null,
-    enrichmentTimeoutMs: int('ENRICHMENT_TIMEOUT_MS', 5_000, 100, 60_000),
-    pageEventsPerSecond: int('PAGE_EVENTS_PER_SECOND', 20, 0, 1_000_000),
-    pageEventsPerPagePerSecond: int('PAGE_EVENTS_PER_PAGE_PER_SECOND', 500, 0, 1_000_000),
-    pageMissesPerMinute: int('PAGE_MISSES_PER_MINUTE', 120, 0, 1_000_000),
-    formSubmissionsPerMinute: int('FORM_SUBMISSIONS_PER_MINUTE', 10, 0, 1_000_000),
-    formMinFillMs: int('FORM_MIN_FILL_MS', 1500, 0, 600_000),
-    formDedupeWindowSeconds: int('FORM_DEDUPE_WINDOW_SECONDS', 600, 1, 86_400),
-    trustProxy,
-    sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
-  };
-
-  if (config.webConcurrency > 1 && databaseUrl === null) {
-    problems.push(
-      `WEB_CONCURRENCY=${config.webConcurrency} needs PostgreSQL (DATABASE_URL): the embedded SQLite database has ` +
-        'one writer, and its group commit works inside one process. Leave WEB_CONCURRENCY unset (or 1) with SQLite.',
-    );
-  }
+/** The configuration `env` sets, frozen; every bad value is reported at once (ConfigError). */
+export function parseConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  const { settings, problems } = readSettings(ConfigSchema, env, {
+    cwd,
+    production: (read) => read.nodeEnv === 'production',
+  });
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(config);
+  return settings;
 }
