@@ -1,6 +1,6 @@
 import type { ServiceModule } from '../module.js';
 import { fileCommands } from './files.cli.js';
-import { filesPublicRoutes } from './files.public.js';
+import { filesPublicRoutes } from './files.public.routes.js';
 import { filesRoutes } from './files.routes.js';
 import { fileSchemas } from './files.schemas.js';
 import { filesWorkers } from './files.worker.js';

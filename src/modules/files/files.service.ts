@@ -8,11 +8,32 @@ import { newId } from '../../lib/ids.js';
 import { inspectImage, makePreview, MAX_FILE_BYTES, sniffImageType, type ImageInfo } from './files.images.js';
 import * as q from './files.queries.js';
 import type { FileCreateBody, FileUploaded } from './files.schemas.js';
-import { UPLOAD_URL_TTL_MS } from './files.signing.js';
+import { UPLOAD_URL_TTL_MS, type FileUrlSigner, type UrlPurpose } from './files.signing.js';
 import { newPreviewKey, newStorageKey, type FileStore } from './files.storage.js';
+
+export type { FileRow } from './files.queries.js';
 
 /** The channel that wakes the preview worker after an upload completes. */
 export const FILES_CHANNEL = 'files';
+
+/**
+ * The file a signed URL names, once the URL's signature holds for `purpose` (any tenant: the URL is
+ * the credential). A missing or malformed parameter is an invalid signature too (403), not a 422.
+ */
+export async function fileForSignedUrl(
+  db: Kysely<DB>,
+  signer: FileUrlSigner,
+  purpose: UrlPurpose,
+  fileId: string,
+  { expires, signature }: { expires?: string; signature?: string },
+): Promise<q.FileRow> {
+  const file = await q.findFileForSignedUrl(db, fileId);
+  if (file === undefined || expires === undefined || !/^\d{1,11}$/.test(expires) || !signature) {
+    throw new AppError('invalid_signature', 'The URL is not valid: its signature does not match.');
+  }
+  signer.verify(purpose, file.tenant_id, file.id, { expires: Number(expires), signature });
+  return file;
+}
 
 function alreadyCompleted(): AppError {
   return new AppError('upload_already_completed', 'This file was already uploaded; an upload URL works once.');

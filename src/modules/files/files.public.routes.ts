@@ -6,11 +6,10 @@ import { AppError, notFound } from '../../http/errors.js';
 import { documentRoute } from '../../http/openapi.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { IMAGE_TYPES, MAX_FILE_BYTES, PREVIEW_TYPE } from './files.images.js';
-import { findFileForSignedUrl, type FileRow } from './files.queries.js';
 import { FILES_TAG } from './files.routes.js';
 import { fileRuntime } from './files.runtime.js';
 import { FileParams } from './files.schemas.js';
-import { admitUploadAttempt, FILES_CHANNEL, receiveUpload } from './files.service.js';
+import { admitUploadAttempt, FILES_CHANNEL, fileForSignedUrl, receiveUpload, type FileRow } from './files.service.js';
 import type { UrlPurpose } from './files.signing.js';
 
 /**
@@ -57,13 +56,8 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** Runs before the body is read: an upload without a valid URL is refused without reading it. */
   const verify = (purpose: UrlPurpose) => async (request: FastifyRequest) => {
     const { file_id } = request.params as { file_id: string };
-    const { expires, signature } = request.query as { expires?: string; signature?: string };
-    const file = await findFileForSignedUrl(database.kysely, file_id);
-    if (file === undefined || expires === undefined || !/^\d{1,11}$/.test(expires) || !signature) {
-      throw new AppError('invalid_signature', 'The URL is not valid: its signature does not match.');
-    }
-    runtime.signer.verify(purpose, file.tenant_id, file.id, { expires: Number(expires), signature });
-    request.signedFile = file;
+    const query = request.query as { expires?: string; signature?: string };
+    request.signedFile = await fileForSignedUrl(database.kysely, runtime.signer, purpose, file_id, query);
   };
 
   const uploadErrors = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
