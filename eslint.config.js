@@ -1,12 +1,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './lint/layer-rules.js';
 
 /*
  * The layer rules of docs/architecture.md, checked on every `npm run check`:
  * - plumbing (auth, cli, db, http, idempotency, lib, net, outbox, workers) never imports a
  *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
  * - a module reaches another only through that module's index.ts;
- * - routes never import queries: they call the service.
+ * - routes never import queries: they call the service; and routes are registered only in
+ *   `*.routes.ts` files, so no route escapes that rule (lint/layer-rules.js, reading types);
+ * - engine branches (SQLite vs PostgreSQL) live in db/dialect.ts and the few places listed below
+ *   (lint/layer-rules.js, reading types).
  */
 const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'net', 'outbox', 'workers'];
 const plumbingNeverImportsModules = {
@@ -22,6 +26,33 @@ const routesNeverImportQueries = {
   regex: '\\.queries\\.js$',
   message: 'Routes call the service; SQL lives behind it.',
 };
+
+// ---- Rules that read types (typed linting: lint/layer-rules.js) ----
+const APP_CODE = ['src/**/*.ts', 'src/**/*.tsx'];
+const TESTS = ['**/*.test.ts', '**/*.test.tsx'];
+/** Files that may register routes besides `*.routes.ts`, and why. */
+const ROUTES_ALSO_IN = {
+  'src/app.ts': "the composition root: registers the modules' route plugins and the service's own endpoints",
+};
+/** The places that may branch on the engine, and why; everywhere else calls a function of db/dialect.ts. */
+const ENGINE_BRANCHES_IN = {
+  'src/db/dialect.ts': 'the one place that writes SQL and runs transactions differently per engine',
+  'src/db/connect.ts': 'opens either engine and makes both answer alike',
+  'src/db/sqlite-adapter.ts': "SQLite's driver adapter",
+  'src/db/pg-adapter.ts': "PostgreSQL's driver adapter",
+  'src/db/migrations/**': 'frozen DDL, written for each engine',
+};
+/**
+ * TEMPORARY (issue 22): engine branches that the parallel branches of issue 22 remove (jobs:
+ * wake-ups and webhook delivery; visitor: person logs). The lead deletes this list when merging
+ * them; `npm run lint` then proves the branches are gone.
+ */
+const ENGINE_BRANCHES_PENDING_ISSUE_22 = [
+  'src/workers/wakeups.ts',
+  'src/modules/webhooks/webhooks.delivery.ts',
+  'src/modules/person-logs/person-logs.service.ts',
+  'src/modules/person-logs/person-logs.queries.ts',
+];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/results/'] },
@@ -75,6 +106,22 @@ export default tseslint.config(
   {
     files: ['src/modules/*/**/*.routes.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [onlyThroughIndex, routesNeverImportQueries] }] },
+  },
+  {
+    files: APP_CODE,
+    ignores: TESTS,
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { layers },
+  },
+  {
+    files: APP_CODE,
+    ignores: [...TESTS, '**/*.routes.ts', ...Object.keys(ROUTES_ALSO_IN)],
+    rules: { 'layers/routes-in-route-files': 'error' },
+  },
+  {
+    files: APP_CODE,
+    ignores: [...TESTS, ...Object.keys(ENGINE_BRANCHES_IN), ...ENGINE_BRANCHES_PENDING_ISSUE_22],
+    rules: { 'layers/engine-branches-in-dialect': 'error' },
   },
   {
     files: ['src/db/migrations/**'],

@@ -1,10 +1,13 @@
 import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
-import { UNICODE_LOWER, type Engine } from './connect.js';
+import { UNICODE_LOWER, type Database, type Engine } from './connect.js';
+import { groupCommitFor } from './group-commit.js';
+import { nameStatement } from './pg-adapter.js';
 import type { DB } from './schema.js';
 
 /**
- * The one place that writes SQL differently for SQLite and PostgreSQL. Everything else in the
- * code base is written once against Kysely and runs on both.
+ * The one place that writes SQL, and runs transactions, differently for SQLite and PostgreSQL.
+ * Everything else in the code base is written once against Kysely and runs on both (eslint's
+ * `layers/engine-branches-in-dialect` holds it to that).
  */
 
 /** Shorter queries cannot use a trigram index; they fall back to LIKE (see docs/api.md, search). */
@@ -95,4 +98,33 @@ export function greatest<T>(engine: Engine, a: Expression<T>, b: Expression<T> |
 export function jsonText(engine: Engine, column: Expression<unknown>, path: string[]): RawBuilder<string | null> {
   if (engine === 'postgres') return sql<string | null>`${column} #>> ${`{${path.join(',')}}`}`;
   return sql<string | null>`json_extract(${column}, ${`$.${path.join('.')}`})`;
+}
+
+/**
+ * Runs `work` in a transaction of its own. SQLite: concurrent transactions share one commit (group
+ * commit, see group-commit.ts), each isolated in a savepoint, begun with `begin immediate` so that
+ * writers queue for the lock instead of failing midway. PostgreSQL: a transaction on a pooled connection.
+ */
+export function runTransaction<R>(engine: Engine, db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<R>): Promise<R> {
+  if (engine === 'sqlite') return groupCommitFor(db).run(work);
+  return db.transaction().execute(work);
+}
+
+/**
+ * Marks the SQL of a hot query (db/prepared.ts) for a named statement on PostgreSQL, which then
+ * plans it once per connection (db/pg-adapter.ts); SQLite's adapter caches prepared statements by
+ * their text already.
+ */
+export function nameHotStatement(engine: Engine, text: string): void {
+  if (engine === 'postgres') nameStatement(text);
+}
+
+/**
+ * The schema Kysely's migration bookkeeping tables live in: on PostgreSQL the connection's own,
+ * so that databases sharing a server (one schema each) stay apart; SQLite has no schemas.
+ */
+export async function migrationTableSchema(database: Database): Promise<string | undefined> {
+  if (database.engine !== 'postgres') return undefined;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely);
+  return rows[0]!.schema;
 }

@@ -1,5 +1,6 @@
-import { Migrator, sql, type MigrationResultSet } from 'kysely';
+import { Migrator, type MigrationResultSet } from 'kysely';
 import type { Database } from './connect.js';
+import { migrationTableSchema } from './dialect.js';
 import type { MigrationContext } from './migrations/column-types.js';
 import { migrations } from './migrations/index.js';
 
@@ -10,9 +11,8 @@ import { migrations } from './migrations/index.js';
 export async function migrateToLatest(database: Database, context: MigrationContext = {}): Promise<string[]> {
   const migrator = new Migrator({
     db: database.kysely,
-    // Kysely looks for its bookkeeping tables in any schema unless told which; pin them to the
-    // connection's own schema so that databases sharing a server (one schema each) stay apart.
-    migrationTableSchema: database.engine === 'postgres' ? await currentSchema(database) : undefined,
+    // Kysely looks for its bookkeeping tables in any schema unless told which.
+    migrationTableSchema: await migrationTableSchema(database),
     provider: {
       getMigrations: async () =>
         Object.fromEntries(
@@ -31,9 +31,4 @@ export async function migrateToLatest(database: Database, context: MigrationCont
     });
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-async function currentSchema(database: Database): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely);
-  return rows[0]!.schema;
 }

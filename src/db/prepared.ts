@@ -1,7 +1,7 @@
 import { CompiledQuery, type Compilable, type InferResult, type Kysely } from 'kysely';
 import type { Engine } from './connect.js';
+import { nameHotStatement } from './dialect.js';
 import { directRunner } from './direct-runner.js';
-import { nameStatement } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
 
@@ -72,7 +72,7 @@ function compileOnce(query: Compilable<unknown>, engine: Engine): Compiled {
   const slots = parameters.map((p) =>
     typeof p === 'string' && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : { constant: p },
   );
-  if (engine === 'postgres') nameStatement(sql);
+  nameHotStatement(engine, sql);
   return { sql, slots };
 }
 

@@ -12,8 +12,7 @@ import {
   type UpdateResult,
 } from 'kysely';
 import type { Engine } from './connect.js';
-import { lockKey, searchSource } from './dialect.js';
-import { groupCommitFor } from './group-commit.js';
+import { lockKey, runTransaction, searchSource } from './dialect.js';
 import { withSavepoint } from './savepoint.js';
 import type { DB, TenantTable } from './schema.js';
 
@@ -116,9 +115,6 @@ export class TenantScope {
    */
   async transaction<R>(work: (scope: TenantScope) => Promise<R>): Promise<R> {
     if (this.inTransaction) return work(this);
-    if (this.engine === 'sqlite') {
-      return groupCommitFor(this.#db).run((db) => work(new TenantScope(db, this.engine, this.tenantId, true)));
-    }
-    return this.#db.transaction().execute((trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
+    return runTransaction(this.engine, this.#db, (trx) => work(new TenantScope(trx, this.engine, this.tenantId, true)));
   }
 }
