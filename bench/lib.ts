@@ -217,7 +217,7 @@ export async function startService(env: Record<string, string>, prefix: string[]
   return { baseUrl, pid: child.pid!, stop: () => stopChild(child) };
 }
 
-export async function stopChild(child: ChildProcess) {
+async function stopChild(child: ChildProcess) {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');

@@ -37,7 +37,7 @@ const SYLLABLES = [
   'ik',
 ];
 
-export function pseudoWord(random: () => number, syllables = 3): string {
+function pseudoWord(random: () => number, syllables = 3): string {
   let word = '';
   for (let i = 0; i < syllables; i++) word += SYLLABLES[Math.floor(random() * SYLLABLES.length)];
   return word[0]!.toUpperCase() + word.slice(1);

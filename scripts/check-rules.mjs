@@ -51,7 +51,8 @@ const plants = [
   {
     rule: 'no export that only its own file uses (knip)',
     file: 'src/lib/random.ts',
-    append: '\nexport const PLANTED_LIMIT = 2;\n\nexport function plantedTwice(): number {\n  return PLANTED_LIMIT * 2;\n}\n',
+    append:
+      '\nexport const PLANTED_LIMIT = 2;\n\nexport function plantedTwice(): number {\n  return PLANTED_LIMIT * 2;\n}\n',
     command: () => ['npx', 'knip'],
     fails: /PLANTED_LIMIT/,
   },

@@ -6,7 +6,7 @@ import { crc32 } from 'node:zlib';
  * CRC32 checksum. The fixed prefix lets secret scanners find leaked keys, the checksum lets them
  * (and us) reject a mistyped or made-up key without a database lookup, the way GitHub's tokens work.
  */
-export const API_KEY_PREFIX = 'apsk_';
+const API_KEY_PREFIX = 'apsk_';
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -33,7 +33,7 @@ export interface ConnectOptions {
   pgPoolSize?: number;
 }
 
-export const SQLITE_FILENAME = 'audience-pages.sqlite';
+const SQLITE_FILENAME = 'audience-pages.sqlite';
 
 export function sqliteFileIn(dataDir: string): string {
   return path.join(dataDir, SQLITE_FILENAME);

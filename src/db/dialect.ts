@@ -11,7 +11,7 @@ import type { DB } from './schema.js';
  */
 
 /** Shorter queries cannot use a trigram index; they fall back to LIKE (see docs/api.md, search). */
-export const TRIGRAM_MIN_LENGTH = 3;
+const TRIGRAM_MIN_LENGTH = 3;
 
 function likePattern(query: string): string {
   return `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -7,10 +7,10 @@ import type { ColumnType } from 'kysely';
  */
 
 /** A JSON column: read back parsed, written as JSON text (use `json()` from db/json.ts). */
-export type Json<T> = ColumnType<T, string, string>;
-export type Timestamp = string;
+type Json<T> = ColumnType<T, string, string>;
+type Timestamp = string;
 
-export interface TenantsTable {
+interface TenantsTable {
   id: string;
   name: string;
   created_at: Timestamp;
@@ -28,7 +28,7 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null;
 }
 
-export interface ServiceSecretsTable {
+interface ServiceSecretsTable {
   name: string;
   value: string;
   created_at: Timestamp;
@@ -57,7 +57,7 @@ export interface PagesTable {
 }
 
 /** The transactional outbox: one row per domain event, written in the transaction of its cause. */
-export interface EventsTable {
+interface EventsTable {
   id: string;
   tenant_id: string;
   type: string;
@@ -65,7 +65,7 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   tenant_id: string;
   operation: string;
   key: string;
@@ -99,7 +99,7 @@ export interface FilesTable {
 }
 
 /** Blob store of FILE_STORAGE=database: bytes by storage key (not tenant data by itself). */
-export interface FileBlobsTable {
+interface FileBlobsTable {
   key: string;
   bytes: Buffer;
   created_at: Timestamp;
@@ -218,7 +218,7 @@ export interface AudienceSessionsTable {
 }
 
 /** Sessions per page (audience_id '') or audience and hour: the counts behind totalCount. */
-export interface AudienceSessionHoursTable {
+interface AudienceSessionHoursTable {
   tenant_id: string;
   page_id: string;
   audience_id: string;
@@ -292,7 +292,7 @@ export interface WebhookDeliveriesTable {
   completed_at: Timestamp | null;
 }
 
-export interface WebhookAttemptsTable {
+interface WebhookAttemptsTable {
   id: string;
   tenant_id: string;
   delivery_id: string;
@@ -304,7 +304,7 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
-export type EnrichmentJobStatus = 'queued' | 'processing' | 'enriched' | 'failed';
+type EnrichmentJobStatus = 'queued' | 'processing' | 'enriched' | 'failed';
 
 /** One enrichment job per form submission (modules/enrichment). */
 export interface EnrichmentJobsTable {
@@ -399,7 +399,7 @@ export interface AccountsTable {
 }
 
 /** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
-export interface PageCountsTable {
+interface PageCountsTable {
   tenant_id: string;
   visible: number;
 }

@@ -5,7 +5,7 @@
  * errors into RFC 9457 problem+json.
  */
 
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   malformed_json: 400,
   invalid_cursor: 400,
   bad_request: 400,

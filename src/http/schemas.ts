@@ -34,7 +34,7 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 
 export const NullableTimestamp = Nullable(Timestamp);
 
-export const MAX_SAFE_COUNT = Number.MAX_SAFE_INTEGER;
+const MAX_SAFE_COUNT = Number.MAX_SAFE_INTEGER;
 export const Count = Type.Integer({ minimum: 0, maximum: MAX_SAFE_COUNT });
 
 /**
@@ -43,8 +43,8 @@ export const Count = Type.Integer({ minimum: 0, maximum: MAX_SAFE_COUNT });
  */
 export const ResourceId = Type.String({ minLength: 1, maxLength: 200 });
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
 
 /** `cursor` and `limit`, the pagination parameters of every list and search. */
 export const PaginationQuery = {

@@ -35,12 +35,12 @@ export interface Kind<T extends TSchema> {
 }
 
 /** A variable that spells no value of its kind; `part` names the item of a list that does not. */
-export class Refused {
+class Refused {
   constructor(readonly part?: { name: string; accepts: string; raw: string }) {}
 }
 
 /** A default computed from settings of earlier groups; `text` says how, in the doc (Markdown). */
-export interface Derived<T, Earlier> {
+interface Derived<T, Earlier> {
   from: (earlier: Earlier) => T;
   text: string;
 }

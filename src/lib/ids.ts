@@ -5,7 +5,7 @@ import { typeid } from 'typeid-js';
  * Crockford base32 holding a UUIDv7 (time-sortable, 74 random bits). The spec's own account id
  * pattern `^account_[a-z0-9]{26}$` is this form; every resource uses it with its own prefix.
  */
-export const ID_PREFIXES = {
+const ID_PREFIXES = {
   tenant: 'tenant',
   apiKey: 'key',
   page: 'page',

@@ -8,10 +8,10 @@ import PQueue from 'p-queue';
 export type Resolver = (hostname: string, signal: AbortSignal) => Promise<string[]>;
 
 /** Look-ups in flight at once per resolver; more wait in line (inside their own deadline). */
-export const DNS_MAX_IN_FLIGHT = 32;
+const DNS_MAX_IN_FLIGHT = 32;
 /** c-ares: how long one query waits for a name server before trying again, and how often it tries. */
-export const DNS_QUERY_TIMEOUT_MS = 2_000;
-export const DNS_QUERY_TRIES = 3;
+const DNS_QUERY_TIMEOUT_MS = 2_000;
+const DNS_QUERY_TRIES = 3;
 
 export interface DnsResolverOptions {
   /** Name servers (`ip` or `ip:port`); the system's (`/etc/resolv.conf`) when unset. */

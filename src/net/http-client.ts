@@ -7,9 +7,9 @@ import { dnsResolver, type Resolver } from './dns-resolver.js';
 export type { Resolver } from './dns-resolver.js';
 
 /** How much of a response body is read before the connection is dropped. */
-export const RESPONSE_BODY_READ_BYTES = 64 * 1024;
+const RESPONSE_BODY_READ_BYTES = 64 * 1024;
 /** How much of it is kept in the attempt record. */
-export const RESPONSE_BODY_STORED_BYTES = 2 * 1024;
+const RESPONSE_BODY_STORED_BYTES = 2 * 1024;
 
 export interface AttemptOutcome {
   /** The HTTP status, or null when no response came (timeout, refused, blocked, …). */

@@ -11,9 +11,9 @@ const HOUR = 60 * MINUTE;
 export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** After a throttling answer (429, 502, 503, 504) or a timeout, never retry sooner than this. */
-export const THROTTLED_MIN_DELAY_MS = MINUTE;
+const THROTTLED_MIN_DELAY_MS = MINUTE;
 /** The longest `Retry-After` we honour; longer asks are capped. */
-export const RETRY_AFTER_MAX_MS = 6 * HOUR;
+const RETRY_AFTER_MAX_MS = 6 * HOUR;
 /** A subscription whose every attempt has failed for this long is deactivated. */
 export const FAILING_DEACTIVATION_MS = 5 * 24 * HOUR;
 

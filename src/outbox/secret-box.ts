@@ -100,7 +100,7 @@ export function secretBoxFor(config: Config): SecretBox {
  * and the directory is fsynced so the name survives a power loss. The file therefore never exists
  * empty or half written, whatever moment the process is killed at.
  */
-export function generatedKey(dataDir: string): Buffer {
+function generatedKey(dataDir: string): Buffer {
   const file = path.join(dataDir, GENERATED_KEY_FILE);
   fs.mkdirSync(dataDir, { recursive: true });
   if (!fs.existsSync(file)) {

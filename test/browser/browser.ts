@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
 
 /** Where the suite looks for Chromium (Debian's `chromium` package); CHROMIUM_PATH overrides. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_BROWSER = fs.existsSync(CHROMIUM);
 
 /** A desktop Chrome's user agent: headless Chromium calls itself HeadlessChrome, which is a declared bot. */

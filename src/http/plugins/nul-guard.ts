@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 
 /** How deeply objects and arrays may nest in a JSON body (docs/api.md, Errors). */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /**
  * Refuses, at the door, what would otherwise surface as a driver error or a crash (a 500):
@@ -46,7 +46,7 @@ const pointer = (path: string, key: string | number) =>
   `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
 
 /** The first offending field of a parsed JSON body, as a problem, or null. Depth-first, in order. */
-export function findBodyProblem(body: unknown): AppError | null {
+function findBodyProblem(body: unknown): AppError | null {
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '/body', depth: 0 }];
   while (stack.length > 0) {
     const { value, path, depth } = stack.pop()!;

@@ -16,7 +16,7 @@ export interface ImageDescriber {
 
 /** The channel that wakes the describer worker after assets are created. */
 export const ASSETS_CHANNEL = 'assets';
-export const MAX_DESCRIPTION_LENGTH = 2000;
+const MAX_DESCRIPTION_LENGTH = 2000;
 
 /**
  * Describes one batch of assets not yet handled, across tenants (operator side). Each asset is

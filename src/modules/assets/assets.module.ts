@@ -5,7 +5,7 @@ import { assetsRoutes } from './assets.routes.js';
 import { assetSchemas } from './assets.schemas.js';
 
 /** Assets; with an image describer, a worker fills in `aiDescription` after each creation. */
-export function createAssetsModule(options: { describer?: ImageDescriber } = {}): ServiceModule {
+function createAssetsModule(options: { describer?: ImageDescriber } = {}): ServiceModule {
   const { describer } = options;
   return {
     name: 'assets',

@@ -2,9 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, ResourceId, Timestamp, strict, StringEnum } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Assets). */
-export const ASSET_LIMITS = { name: 255, purpose: 1000 } as const;
+const ASSET_LIMITS = { name: 255, purpose: 1000 } as const;
 
-export const LIFECYCLE_STATES = ['active', 'trashed', 'deleted'] as const;
+const LIFECYCLE_STATES = ['active', 'trashed', 'deleted'] as const;
 
 const Reference = Type.String({ minLength: 1, maxLength: 200 });
 

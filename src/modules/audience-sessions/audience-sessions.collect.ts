@@ -13,7 +13,7 @@ import * as q from './audience-sessions.queries.js';
  * reports its totals (`recordActivity`); it ends after `SESSION_IDLE_MS` without activity.
  */
 
-export const SESSION_IDLE_MS = 30 * 60 * 1000;
+const SESSION_IDLE_MS = 30 * 60 * 1000;
 const UTM_MAX = 200;
 const URL_MAX = 2048;
 const TITLE_MAX = 255;
@@ -66,7 +66,7 @@ export class SessionTokens {
 }
 
 /** The landing page's address as stored: origin and path only (a query may carry anything). */
-export function storedPageUrl(url: URL): string {
+function storedPageUrl(url: URL): string {
   return `${url.origin}${url.pathname}`.slice(0, URL_MAX);
 }
 

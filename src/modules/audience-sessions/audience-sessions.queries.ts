@@ -144,7 +144,7 @@ export async function findAudienceForSession(scope: TenantScope, audienceId: str
 }
 
 /** Engaged this long (or a conversion, or a form) and a session is not a bounce (GA4's rule). */
-export const ENGAGED_SECONDS = 10;
+const ENGAGED_SECONDS = 10;
 
 export interface ActivityTotals {
   sessionId: string;

@@ -8,7 +8,7 @@ import type { AudienceSession, AudienceSessionQuery } from './audience-sessions.
 
 type SessionRow = Awaited<ReturnType<typeof q.listSessions>>[number];
 
-export function toSession(row: SessionRow): AudienceSession {
+function toSession(row: SessionRow): AudienceSession {
   return {
     audienceSessionId: row.id,
     analyticsSessionId: row.analytics_session_id,

@@ -19,7 +19,7 @@ export interface GenerationAction {
   url: string;
 }
 
-export interface GenerationScript {
+interface GenerationScript {
   name: string;
   /** JavaScript, run on the page as the tenant wrote it. */
   content: string;

@@ -11,7 +11,7 @@ import {
 } from '../../http/schemas.js';
 import { VERSION_STATUSES } from './audiences.version-lifecycle.js';
 
-export const VersionStatus = StringEnum(VERSION_STATUSES, {
+const VersionStatus = StringEnum(VERSION_STATUSES, {
   description: 'See docs/audience-versions.md for what each status means and how versions move.',
 });
 

@@ -45,7 +45,7 @@ export async function listAudiences(scope: TenantScope, pageId: string, window: 
   return { items: await withVersions(scope, rows, pageRow.metadata), totalCount };
 }
 
-export async function getAudience(scope: TenantScope, pageId: string, audienceId: string): Promise<Audience> {
+async function getAudience(scope: TenantScope, pageId: string, audienceId: string): Promise<Audience> {
   const pageRow = await visiblePage(scope, pageId);
   const row = await q.findAudience(scope, pageId, audienceId);
   if (row === undefined) throw notFound('audience', audienceId);

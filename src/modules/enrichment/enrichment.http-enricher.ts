@@ -53,7 +53,7 @@ export function httpEnricher(options: HttpEnricherOptions): Enricher {
 const THROTTLING = new Set([408, 425, 429, 500, 502, 503, 504]);
 
 /** Turns one HTTP attempt into an enricher outcome (docs/forms.md lists the cases). */
-export function interpret(outcome: AttemptOutcome): EnricherOutcome {
+function interpret(outcome: AttemptOutcome): EnricherOutcome {
   const status = outcome.statusCode;
   const retryAfterMs = (outcome.retryAfterSeconds ?? 0) * 1000;
   if (status === null) {

@@ -18,11 +18,11 @@ import * as q from './enrichment.queries.js';
 /** The worker wakes on this channel: notify it after committing a transaction that enqueued. */
 export const ENRICHMENT_CHANNEL = 'enrichment';
 /** Runs a job gets (including ones lost to a crash) before it fails for good. */
-export const MAX_ENRICHMENT_ATTEMPTS = 5;
+const MAX_ENRICHMENT_ATTEMPTS = 5;
 /** Wait before run n+1 after a retryable failure of run n: 2 s, 10 s, 1 min, 5 min. */
 export const ENRICHMENT_RETRY_DELAYS_MS = [2_000, 10_000, 60_000, 300_000];
 /** The longest `Retry-After` honoured; a provider asking for more gets this. */
-export const ENRICHMENT_RETRY_AFTER_MAX_MS = 15 * 60_000;
+const ENRICHMENT_RETRY_AFTER_MAX_MS = 15 * 60_000;
 
 export interface EnrichmentRequest {
   formSubmissionId: string;

@@ -19,7 +19,7 @@ import {
 import * as q from './enrichment.queries.js';
 
 /** How many jobs one process runs at once (a provider's latency is mostly waiting). */
-export const ENRICHMENT_PARALLEL_JOBS = 8;
+const ENRICHMENT_PARALLEL_JOBS = 8;
 
 export interface EnrichmentDeps {
   database: Database;
@@ -114,7 +114,7 @@ async function run(
 }
 
 /** The enricher the configuration asks for: `http` when ENRICHMENT_URL is set, else `domain`. */
-export function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: number } {
+function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: number } {
   if (config.enrichmentUrl === null) return { enricher: domainEnricher, leaseMs: 30_000 };
   return {
     enricher: httpEnricher({

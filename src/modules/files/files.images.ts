@@ -27,7 +27,7 @@ export function limitImageDecodes(concurrency: number): void {
   imageDecodes.concurrency = concurrency;
 }
 /** Previews fit in this square, never enlarged. */
-export const PREVIEW_SIZE = 512;
+const PREVIEW_SIZE = 512;
 export const PREVIEW_TYPE = 'image/webp';
 
 const SHARP_FORMAT: Record<ImageType, string> = {

@@ -168,7 +168,7 @@ function wrongMediaType(): AppError {
 }
 
 /** `inline` (images are shown, not downloaded) with an ASCII fallback and the exact name (RFC 6266). */
-export function contentDisposition(filename: string): string {
+function contentDisposition(filename: string): string {
   const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   return `inline; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }

@@ -3,7 +3,7 @@ import { ResourceId, Timestamp, strict, StringEnum } from '../../http/schemas.js
 import { IMAGE_TYPES, MAX_FILE_BYTES } from './files.images.js';
 
 /** 1..255 characters, no control characters and no path separators. */
-export const Filename = Type.String({
+const Filename = Type.String({
   minLength: 1,
   maxLength: 255,
   pattern: '^[^\\u0000-\\u001f\\u007f/\\\\]+$',

@@ -160,7 +160,7 @@ export async function uploadFile(
  * Makes the preview of one completed file. Several nodes may race on the same file: each writes
  * its own key, the first to record it wins and the others delete theirs.
  */
-export async function generatePreview(
+async function generatePreview(
   db: Kysely<DB>,
   store: FileStore,
   file: { id: string; storage_key: string | null },
@@ -194,7 +194,7 @@ export async function processPendingPreviews(
 }
 
 /** Pending uploads are forgotten a day after their URL expired. */
-export const ABANDONED_UPLOAD_RETENTION_MS = 24 * 60 * 60 * 1000;
+const ABANDONED_UPLOAD_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export async function pruneAbandonedUploads(db: Kysely<DB>, clock: Clock): Promise<number> {
   return q.deleteAbandonedUploads(db, new Date(clock.now().getTime() - ABANDONED_UPLOAD_RETENTION_MS).toISOString());

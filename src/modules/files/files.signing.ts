@@ -11,9 +11,9 @@ export type UrlPurpose = 'upload' | 'download' | 'preview';
 /** Upload URLs live 15 minutes. */
 export const UPLOAD_URL_TTL_MS = 15 * 60 * 1000;
 /** Download URLs live at least an hour… */
-export const DOWNLOAD_URL_TTL_MS = 60 * 60 * 1000;
+const DOWNLOAD_URL_TTL_MS = 60 * 60 * 1000;
 /** …and their expiry is rounded up to 15 minutes, so repeated reads give the same (cacheable) URL. */
-export const DOWNLOAD_URL_WINDOW_MS = 15 * 60 * 1000;
+const DOWNLOAD_URL_WINDOW_MS = 15 * 60 * 1000;
 
 export interface SignedQuery {
   expires: number;

@@ -38,7 +38,7 @@ export const HIDDEN = {
 
 export type FormValues = Record<FormField, string>;
 
-export interface FormInput {
+interface FormInput {
   values: FormValues;
   audienceId: string;
   actionId: string;

@@ -11,10 +11,10 @@ import {
 } from '../../http/schemas.js';
 
 /** What a page link can point at. Today only an audience (its published version is served). */
-export const TARGET_TYPES = ['audience'] as const;
-export const PATH_MAX_LENGTH = 2048;
+const TARGET_TYPES = ['audience'] as const;
+const PATH_MAX_LENGTH = 2048;
 
-export const PageLinkTarget = Type.Object(
+const PageLinkTarget = Type.Object(
   {
     targetType: StringEnum(TARGET_TYPES, {
       description: 'audience: the link serves the published version of the audience.',

@@ -10,7 +10,7 @@ import { findTenantDomain } from '../tenant-domains/index.js';
 import * as q from './page-links.queries.js';
 import type { PageLink, PageLinkCreateBody, PageLinkPatchBody } from './page-links.schemas.js';
 
-export function toPageLink(row: q.PageLinkRow): PageLink {
+function toPageLink(row: q.PageLinkRow): PageLink {
   return {
     pageLinkId: row.id,
     tenantDomainId: row.tenant_domain_id,
@@ -31,7 +31,7 @@ function safeDecode(segment: string): string {
 }
 
 /** The first path segment that the page runtime keeps for itself (its script, styles, collection). */
-export const RESERVED_SEGMENT = '_ap';
+const RESERVED_SEGMENT = '_ap';
 
 /**
  * The canonical form of a link path: one leading slash, no trailing or repeated slashes ("/" is

@@ -4,7 +4,7 @@ import { createPage, type NewPage } from './pages.service.js';
 const BRAND = 'brand_northwind';
 
 /** A page for each type and state a tenant meets in practice, one of them archived, one deleted. */
-export function demoPages(): NewPage[] {
+function demoPages(): NewPage[] {
   const footer = [
     {
       id: 'company',

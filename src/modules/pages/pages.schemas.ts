@@ -36,7 +36,7 @@ export const PAGE_LIMITS = {
 } as const;
 
 export const PAGE_TYPES = ['inbound', 'outbound', 'call_followup', 'sales_deck', 'custom'] as const;
-export const PAGE_STATUSES = ['archived', 'draft', 'published'] as const;
+const PAGE_STATUSES = ['archived', 'draft', 'published'] as const;
 
 const Short = Type.String({ maxLength: PAGE_LIMITS.shortText });
 const Url = Type.String({ maxLength: PAGE_LIMITS.url });
@@ -46,7 +46,7 @@ const ClientId = Type.String({ minLength: 1, maxLength: 100 });
 export const PageType = StringEnum(PAGE_TYPES);
 export const PageStatus = StringEnum(PAGE_STATUSES);
 
-export const PageAction = Type.Object(
+const PageAction = Type.Object(
   {
     actionId: Type.String(),
     actionIndex: Type.Number({ description: 'Position of the action in `actions`, from 0.' }),
@@ -58,7 +58,7 @@ export const PageAction = Type.Object(
   { $id: 'PageAction', ...strict },
 );
 
-export const PageActionInput = Type.Object(
+const PageActionInput = Type.Object(
   {
     actionId: Type.Optional({ ...ClientId, description: 'Kept when given; generated (action_…) when omitted.' }),
     purpose: Text,
@@ -69,7 +69,7 @@ export const PageActionInput = Type.Object(
   strict,
 );
 
-export const ActionCardWidget = Type.Object(
+const ActionCardWidget = Type.Object(
   {
     type: Type.String({ maxLength: 100 }),
     title: Short,
@@ -86,7 +86,7 @@ export const ActionCardWidget = Type.Object(
   { $id: 'ActionCardWidget', ...strict },
 );
 
-export const FooterLinkGroup = Type.Object(
+const FooterLinkGroup = Type.Object(
   {
     id: Type.String({ maxLength: 100 }),
     title: Short,
@@ -97,7 +97,7 @@ export const FooterLinkGroup = Type.Object(
   { $id: 'FooterLinkGroup', ...strict },
 );
 
-export const PageScript = Type.Object(
+const PageScript = Type.Object(
   {
     content: Type.String({ maxLength: PAGE_LIMITS.scriptContent }),
     enabled: Type.Boolean(),
@@ -139,7 +139,7 @@ export const Metadata = Type.Partial(Type.Object({ ...metadataText, ...metadataL
  * Metadata in a PATCH: merged key by key into the stored metadata (RFC 7396); `null` removes a
  * key. The image fields are not settable here (the spec leaves them out).
  */
-export const MetadataPatch = Type.Partial(
+const MetadataPatch = Type.Partial(
   Type.Object(
     Object.fromEntries(Object.entries({ ...metadataText, ...metadataLists }).map(([k, v]) => [k, Nullable(v)])),
     strict,
@@ -201,7 +201,7 @@ export const PageList = Envelope(Type.Ref('Page'), { $id: 'PageList' });
 export const PageSearchResult = Envelope(Type.Ref('PageSearchItem'), { $id: 'PageSearchResult', nullableTotal: true });
 
 export type Page = Static<typeof Page>;
-export type PageAction = Static<typeof PageAction>;
+type PageAction = Static<typeof PageAction>;
 export type PagePatchBody = Static<typeof PagePatchBody>;
 export type PageSearchItem = Static<typeof PageSearchItem>;
 export type Metadata = Static<typeof Metadata>;

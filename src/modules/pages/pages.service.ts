@@ -26,7 +26,7 @@ interface StoredAction {
   url: string;
 }
 
-export function toPage(row: q.PageRow): Page {
+function toPage(row: q.PageRow): Page {
   const actions = row.actions as StoredAction[];
   const page: Page = {
     pageId: row.id,

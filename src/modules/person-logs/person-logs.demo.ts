@@ -4,7 +4,7 @@ import type { PersonLogBody } from './person-logs.schemas.js';
 import { writePersonLog } from './person-logs.service.js';
 
 /** Log entries as integrations send them; the persons they name are created on the way. */
-export function demoPersonLogs(): PersonLogBody[] {
+function demoPersonLogs(): PersonLogBody[] {
   return [
     {
       source: 'web-form',

@@ -5,7 +5,7 @@ import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../perso
 /** Limits the spec leaves open (docs/api.md, Person log entries). */
 export const PERSON_LOG_LIMITS = { payloadBytes: 64 * 1024 } as const;
 
-export const KEBAB_CASE = '^[a-z0-9]+(-[a-z0-9]+)*$';
+const KEBAB_CASE = '^[a-z0-9]+(-[a-z0-9]+)*$';
 const Kebab = Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE });
 
 export const PersonLogBody = Type.Object(

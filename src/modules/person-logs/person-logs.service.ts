@@ -9,7 +9,7 @@ import { normalizeIdentity, personToCreate, resolvePerson } from '../persons/ind
 import * as q from './person-logs.queries.js';
 import { PERSON_LOG_LIMITS, type PersonLogBody, type PersonLogCreated } from './person-logs.schemas.js';
 
-export const PERSON_LOG_OPERATION = 'person_logs.create';
+const PERSON_LOG_OPERATION = 'person_logs.create';
 
 /**
  * Writes a log entry against the person the body identifies, creating the person when nobody

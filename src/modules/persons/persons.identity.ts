@@ -57,7 +57,7 @@ export function accountDomainOf(person: { domain: string | null; email_normalize
 const MAX_SLUG = 60;
 
 /** `Jane Doe-Müller` → `jane-doe-muller`; the base of a person's slug. */
-export function slugify(text: string): string {
+function slugify(text: string): string {
   const slug = text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

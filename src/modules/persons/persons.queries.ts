@@ -6,7 +6,7 @@ import type { PersonsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
 
-export const PERSON_COLUMNS = [
+const PERSON_COLUMNS = [
   'persons.id',
   'persons.name',
   'persons.email',

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Envelope, Nullable, PaginationQuery, ResourceId, SearchText, Timestamp, strict } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Persons). */
-export const PERSON_LIMITS = { name: 255, email: 254, domain: 2048, socialProfileUrl: 2048 } as const;
+const PERSON_LIMITS = { name: 255, email: 254, domain: 2048, socialProfileUrl: 2048 } as const;
 
 export const PHONE_PATTERN = '^\\+[1-9]\\d{1,14}$';
 
@@ -18,7 +18,7 @@ export const SocialProfileUrl = Type.String({
   maxLength: PERSON_LIMITS.socialProfileUrl,
   description: 'An http(s) URL; matched after normalization (host without www., path, case-insensitive).',
 });
-export const PersonDomain = Type.String({
+const PersonDomain = Type.String({
   minLength: 1,
   maxLength: PERSON_LIMITS.domain,
   description: 'Canonicalized like an account domain; links the person to the account of that domain.',

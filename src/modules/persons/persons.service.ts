@@ -19,7 +19,7 @@ import {
 import * as q from './persons.queries.js';
 import type { Person, PersonPatchBody } from './persons.schemas.js';
 
-export function toPerson(row: q.PersonRow): Person {
+function toPerson(row: q.PersonRow): Person {
   return {
     personId: row.id,
     name: row.name,

@@ -20,7 +20,7 @@ import type { PageSigner } from './site.tokens.js';
  */
 export const COLLECT_BODY_LIMIT = 8 * 1024;
 
-export const StartEvent = Type.Object(
+const StartEvent = Type.Object(
   {
     t: Type.Literal('start'),
     /** The page's view token (its `<meta name="ap-view">`). */
@@ -31,7 +31,7 @@ export const StartEvent = Type.Object(
   strict,
 );
 
-export const UpdateEvent = Type.Object(
+const UpdateEvent = Type.Object(
   {
     t: Type.Literal('update'),
     /** The session token from the start. */

@@ -42,7 +42,7 @@ const mediaType = (request: FastifyRequest) =>
   (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
 
 /** The page script (and any API-like client) asks for JSON; a browser without script gets HTML. */
-export const wantsJson = (request: FastifyRequest) =>
+const wantsJson = (request: FastifyRequest) =>
   mediaType(request) === 'application/json' || (request.headers.accept ?? '').includes('application/json');
 
 /** `host[:port]` of an Origin header, lowercase; null for `null` or anything unparseable. */

@@ -20,7 +20,7 @@ export interface ActionModel {
   form: { formId: string | null; formInstructions: string | null } | null;
 }
 
-export interface LogoModel {
+interface LogoModel {
   alt: string;
   /** A safe image source (an http(s) URL, or the page's own signed image path), or null: show `alt`. */
   src: string | null;
@@ -120,7 +120,7 @@ const FILE_ID = /^file_[0-9a-z]{26}$/;
 const ASSET_ID = /^asset_[0-9a-z]{26}$/;
 
 /** An image source: an http(s) URL, else the service's own file or asset (a first-party path). */
-export function imageSource(image: Record<string, unknown>, imagePath: ImagePath): string | null {
+function imageSource(image: Record<string, unknown>, imagePath: ImagePath): string | null {
   const url = safeHref(image.url, IMAGE_PROTOCOLS);
   if (url !== null && !url.startsWith('/')) return url;
   const fileId = str(image.fileId, 100);

@@ -30,7 +30,7 @@ function safeDecode(segment: string): string {
 }
 
 /** The normalized path, its parent and its last segment (decoded), or null when it is no link path. */
-export function splitPath(rawPath: string): { path: string; parent: string; key: string } | null {
+function splitPath(rawPath: string): { path: string; parent: string; key: string } | null {
   let path: string;
   try {
     path = normalizePath(rawPath, '/path');
@@ -51,7 +51,7 @@ const servable = (c: Candidate) =>
   c.version_id !== null;
 
 /** The answer from the candidate rows (pure; see the rules above). */
-export function choose(candidates: Candidate[]): Resolution {
+function choose(candidates: Candidate[]): Resolution {
   const sorted = [...candidates].sort(
     (a, b) => rank(a) - rank(b) || (a.audience_id < b.audience_id ? -1 : a.audience_id > b.audience_id ? 1 : 0),
   );

@@ -18,8 +18,8 @@ import { htmlHeaders } from './site.headers.js';
 import { PageSigner } from './site.tokens.js';
 
 /** Shared and browser caches may keep a page a minute, and serve it stale for ten while they refetch. */
-export const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
-export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
+const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
 
 /**

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
  * The runtime's own stylesheet and script (./static/), served from every page host at a path
  * that carries a hash of their content, so browsers and CDNs may keep them forever.
  */
-export interface StaticAsset {
+interface StaticAsset {
   path: string;
   contentType: string;
   body: Buffer;

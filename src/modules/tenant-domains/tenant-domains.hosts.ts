@@ -5,7 +5,7 @@ import type { AppContext } from '../../http/context.js';
 import { domainsStamp, liveHostnames } from './tenant-domains.queries.js';
 
 /** How often every process checks the database for domains added or removed elsewhere. */
-export const HOSTS_REFRESH_MS = 1_000;
+const HOSTS_REFRESH_MS = 1_000;
 /** A full reload even when nothing seems to have changed. */
 const FULL_RELOAD_MS = 60_000;
 

@@ -8,7 +8,7 @@ import { newId } from '../../lib/ids.js';
 import * as q from './tenant-domains.queries.js';
 import { MAX_DOMAINS_PER_TENANT, type TenantDomain, type TenantDomainCreateBody } from './tenant-domains.schemas.js';
 
-export function toTenantDomain(row: q.TenantDomainRow): TenantDomain {
+function toTenantDomain(row: q.TenantDomainRow): TenantDomain {
   return { tenantDomainId: row.id, hostname: row.hostname, createdAt: row.created_at };
 }
 
@@ -28,7 +28,7 @@ export function apiHostname(publicBaseUrl: string | null): string | null {
  * The host name as stored, or a 422 at /body/hostname. `apiHostname` is the service's own host
  * (PUBLIC_BASE_URL): pages there would hide the API.
  */
-export function validHostname(input: string, apiHostname: string | null, field = '/body/hostname'): string {
+function validHostname(input: string, apiHostname: string | null, field = '/body/hostname'): string {
   const result = canonicalHostname(input);
   if (!result.ok) throw validationFailed(field, result.reason);
   if (apiHostname !== null && result.domain === apiHostname.toLowerCase()) {

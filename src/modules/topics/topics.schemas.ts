@@ -25,7 +25,7 @@ export const TopicCreateBody = Type.Object(
   strict,
 );
 
-export const TopicEntryContent = Type.Object(
+const TopicEntryContent = Type.Object(
   {
     type: Type.String({ minLength: 1, maxLength: TOPIC_LIMITS.contentType }),
     content: Type.String({ maxLength: TOPIC_LIMITS.content }),

@@ -18,7 +18,7 @@ import * as q from './webhooks.queries.js';
  * An attempt ends at its one deadline (DNS included), so the lease outlives it by a whole
  * timeout: a slow answer is recorded long before anyone else may send the delivery again.
  */
-export function leaseFor(timeoutMs: number): number {
+function leaseFor(timeoutMs: number): number {
   return 2 * timeoutMs + 1_000;
 }
 

@@ -17,9 +17,9 @@ export const WEBHOOKS_EXTENSION_TAG = 'Webhooks (extension)';
 
 /** How long the previous secret keeps signing after a rotation, unless the request says otherwise. */
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
-export const MAX_ROTATION_GRACE_HOURS = 24 * 30;
+const MAX_ROTATION_GRACE_HOURS = 24 * 30;
 
-export const EventName = StringEnum(EVENT_TYPES, { description: EVENT_TYPES.join(', ') });
+const EventName = StringEnum(EVENT_TYPES, { description: EVENT_TYPES.join(', ') });
 
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
