@@ -99,8 +99,10 @@ export function secretBoxFor(config: Config): SecretBox {
  * create-exclusive: of two processes starting at once, one links, and both read that one's key),
  * and the directory is fsynced so the name survives a power loss. The file therefore never exists
  * empty or half written, whatever moment the process is killed at.
+ *
+ * @public Exported for secret-box.test.ts, whose child processes import it by path (knip cannot see that).
  */
-function generatedKey(dataDir: string): Buffer {
+export function generatedKey(dataDir: string): Buffer {
   const file = path.join(dataDir, GENERATED_KEY_FILE);
   fs.mkdirSync(dataDir, { recursive: true });
   if (!fs.existsSync(file)) {
