@@ -57,8 +57,10 @@ export interface FormSubmission {
   createdAt: string;
 }
 
-/** A submission's own fields, as its person's log entry records them (the entry is about the person). */
-function describe(row: Omit<q.NewFormSubmission, 'person_id'>): Omit<FormSubmission, 'personId'> {
+type SubmissionRow = Omit<q.NewFormSubmission, 'person_id'>;
+
+/** Which submission, and what it belongs to: page, audience, link, form, the visit. */
+function references(row: SubmissionRow) {
   return {
     formSubmissionId: row.id,
     pageId: row.page_id,
@@ -67,6 +69,12 @@ function describe(row: Omit<q.NewFormSubmission, 'person_id'>): Omit<FormSubmiss
     actionId: row.action_id,
     formId: row.form_id,
     analyticsSessionId: row.analytics_session_id,
+  };
+}
+
+/** What the visitor sent, from which address, and when. */
+function contents(row: SubmissionRow) {
+  return {
     email: row.email,
     name: row.name,
     phoneNumber: row.phone_number,
@@ -79,7 +87,7 @@ function describe(row: Omit<q.NewFormSubmission, 'person_id'>): Omit<FormSubmiss
 
 /** A stored submission as events show it. */
 function toFormSubmission(row: q.NewFormSubmission): FormSubmission {
-  return { ...describe(row), personId: row.person_id };
+  return { ...references(row), personId: row.person_id, ...contents(row) };
 }
 
 const orNull = (value: string) => (value === '' ? null : value);
@@ -162,7 +170,8 @@ async function recordOnce(
   const log = await writePersonLog(tx, clock, {
     source: 'page-form',
     type: 'form-submitted',
-    payload: describe(draft),
+    // The entry is about the person: the submission as events show it, less its personId.
+    payload: { ...references(draft), ...contents(draft) },
     email: values.email,
     phoneNumber: draft.phone_number ?? undefined,
     name: draft.name ?? undefined,
