@@ -133,23 +133,63 @@ async function recordOnce(
   clock: Clock,
   input: SubmitInput,
 ): Promise<{ submission: FormSubmission; created: boolean }> {
-  const { target, values } = input;
-  const now = clock.now();
-  const hash = contentHash(target.pageId, target.audienceId, target.actionId, values);
-  let dedupeKey: string;
-  if (input.token !== null) {
-    dedupeKey = `t:${input.token}`;
-    const first = await q.findByDedupeKey(tx, dedupeKey);
-    if (first !== undefined) return { submission: toFormSubmission(first), created: false };
-  } else {
-    const since = new Date(now.getTime() - input.windowMs).toISOString();
-    const recent = await q.findRecentIdentical(tx, hash, since);
-    if (recent !== undefined) return { submission: toFormSubmission(recent), created: false };
-    // Within a window the key is the same, so two concurrent identical posts meet at the index.
-    dedupeKey = `c:${hash}:${Math.floor(now.getTime() / input.windowMs)}`;
-  }
+  const first = await findRepeat(tx, clock, input);
+  if (!('dedupeKey' in first)) return { submission: toFormSubmission(first), created: false };
 
-  const draft = {
+  const draft = newSubmission(clock, input, first);
+  const log = await writePersonLog(tx, clock, {
+    source: 'page-form',
+    type: 'form-submitted',
+    // The entry is about the person: the submission as events show it, less its personId.
+    payload: { ...references(draft), ...contents(draft) },
+    email: draft.email,
+    phoneNumber: draft.phone_number ?? undefined,
+    name: draft.name ?? undefined,
+  });
+  const row: q.NewFormSubmission = { ...draft, person_id: log.body.personId };
+  if (!(await q.insertSubmissionIfNew(tx, row))) throw new DedupeKeyTaken(row.dedupe_key);
+  const submission = toFormSubmission(row);
+
+  if (input.session !== null) {
+    await markFormSubmitted(tx, {
+      sessionId: input.session.sessionId,
+      pageId: submission.pageId,
+      audienceId: submission.audienceId,
+      formSubmissionId: submission.formSubmissionId,
+      formSubmissionIdentifier: submission.formId,
+      formSubmissionEmail: submission.email,
+      formSubmissionPhone: input.values.phoneNumber,
+      now: submission.createdAt,
+    });
+  }
+  await announce(tx, clock, submission);
+  return { submission, created: true };
+}
+
+/**
+ * The submission this one repeats, if any; else the dedupe key and content hash it is stored with.
+ * With a token the key is the token; without one, identical submissions of the last window are
+ * one, and within a window the key is the same, so two concurrent identical posts meet at the index.
+ */
+async function findRepeat(
+  tx: TenantScope,
+  clock: Clock,
+  input: SubmitInput,
+): Promise<q.NewFormSubmission | { dedupeKey: string; hash: string }> {
+  const { target, values } = input;
+  const hash = contentHash(target.pageId, target.audienceId, target.actionId, values);
+  if (input.token !== null) {
+    const dedupeKey = `t:${input.token}`;
+    return (await q.findByDedupeKey(tx, dedupeKey)) ?? { dedupeKey, hash };
+  }
+  const now = clock.now().getTime();
+  const recent = await q.findRecentIdentical(tx, hash, new Date(now - input.windowMs).toISOString());
+  return recent ?? { dedupeKey: `c:${hash}:${Math.floor(now / input.windowMs)}`, hash };
+}
+
+function newSubmission(clock: Clock, input: SubmitInput, key: { dedupeKey: string; hash: string }): SubmissionRow {
+  const { target, values } = input;
+  return {
     id: newId('formSubmission'),
     page_id: target.pageId,
     audience_id: target.audienceId,
@@ -163,64 +203,37 @@ async function recordOnce(
     company: orNull(values.company),
     message: orNull(values.message),
     page_url: target.pageUrl,
-    dedupe_key: dedupeKey,
-    content_hash: hash,
+    dedupe_key: key.dedupeKey,
+    content_hash: key.hash,
     created_at: isoNow(clock),
   };
-  const log = await writePersonLog(tx, clock, {
-    source: 'page-form',
-    type: 'form-submitted',
-    // The entry is about the person: the submission as events show it, less its personId.
-    payload: { ...references(draft), ...contents(draft) },
-    email: values.email,
-    phoneNumber: draft.phone_number ?? undefined,
-    name: draft.name ?? undefined,
-  });
-  const row: q.NewFormSubmission = { ...draft, person_id: log.body.personId };
-  if (!(await q.insertSubmissionIfNew(tx, row))) throw new DedupeKeyTaken(dedupeKey);
-  const submission = toFormSubmission(row);
+}
 
-  if (input.session !== null) {
-    await markFormSubmitted(tx, {
-      sessionId: input.session.sessionId,
-      pageId: target.pageId,
-      audienceId: target.audienceId,
-      formSubmissionId: row.id,
-      formSubmissionIdentifier: target.formId,
-      formSubmissionEmail: values.email,
-      formSubmissionPhone: values.phoneNumber,
-      now: submission.createdAt,
-    });
-  }
-
+/** What follows a new submission: `form.submitted` in the outbox, and its enrichment queued. */
+async function announce(tx: TenantScope, clock: Clock, submission: FormSubmission) {
+  const { pageId, audienceId } = submission;
   const [person, names] = await Promise.all([
-    getPerson(tx, row.person_id),
-    q.findPageAndAudience(tx, target.pageId, target.audienceId),
+    getPerson(tx, submission.personId),
+    q.findPageAndAudience(tx, pageId, audienceId),
   ]);
   await appendEvent(tx, clock, 'form.submitted', {
     formSubmission: submission,
-    page: { pageId: target.pageId, title: names?.page_title ?? null },
-    audience: {
-      audienceId: target.audienceId,
-      name: names?.custom_name ?? names?.computed_name ?? null,
-    },
+    page: { pageId, title: names?.page_title ?? null },
+    audience: { audienceId, name: names?.custom_name ?? names?.computed_name ?? null },
     person,
     analyticsSessionId: submission.analyticsSessionId,
   });
-
   await enqueueEnrichment(
     tx,
     {
-      formSubmissionId: row.id,
-      personId: row.person_id,
-      email: values.email,
+      formSubmissionId: submission.formSubmissionId,
+      personId: submission.personId,
+      email: submission.email,
       name: submission.name,
       company: submission.company,
-      pageId: target.pageId,
-      audienceId: target.audienceId,
+      pageId,
+      audienceId,
     },
     clock,
   );
-
-  return { submission, created: true };
 }
