@@ -106,7 +106,7 @@ class DedupeKeyTaken extends Error {
  * Records a form submission, once (docs/forms.md): in one transaction, the person it names, found
  * or created by the person log path of `POST /v0/person_logs` with an entry
  * `page-form`/`form-submitted`; the submission, with that person; the visitor's session marked;
- * `form.submitted` in the outbox. Runs its own transaction.
+ * `form.submitted` in the outbox and its enrichment queued. Runs its own transaction.
  *
  * A repeat (the same token, or without one an identical submission within the window) returns the
  * first submission with `created: false` and writes nothing: it is looked for first, and the unique
