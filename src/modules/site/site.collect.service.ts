@@ -71,9 +71,7 @@ export class CollectService {
       const event = validated(checkers.start, body);
       const audienceId = this.signer.readViewToken(tenantId, event.v);
       if (audienceId === null) {
-        throw new AppError('validation_failed', 'The event is invalid: /body/v is not a page of this site.', [
-          { path: '/body/v', message: 'is not the view token of a page of this site' },
-        ]);
+        throw invalidEvent('v', 'is not a page of this site', 'is not the view token of a page of this site');
       }
       return { t: 'start', audienceId, landingUrl: landingUrl(event.u, host) };
     }
@@ -81,15 +79,11 @@ export class CollectService {
       const event = validated(checkers.update, body);
       const session = this.tokens.read(tenantId, event.s);
       if (session === null) {
-        throw new AppError('validation_failed', 'The event is invalid: /body/s is not a session this page started.', [
-          { path: '/body/s', message: 'is not a session started on this site' },
-        ]);
+        throw invalidEvent('s', 'is not a session this page started', 'is not a session started on this site');
       }
       return { t: 'update', audienceId: session.audienceId, session, totals: event };
     }
-    throw new AppError('validation_failed', 'The event is invalid: /body/t must be "start" or "update".', [
-      { path: '/body/t', message: 'must be "start" or "update"' },
-    ]);
+    throw invalidEvent('t', 'must be "start" or "update"', 'must be "start" or "update"');
   }
 
   /** Starts the session; returns its token. 404 when the audience's page is no longer served. */
@@ -132,6 +126,13 @@ function validated<T extends TSchema>(checker: ReturnType<typeof TypeCompiler.Co
   );
 }
 
+/** The 422 of an event whose `field` is wrong: `detail` for people, `message` at the field. */
+function invalidEvent(field: string, detail: string, message: string): AppError {
+  return new AppError('validation_failed', `The event is invalid: /body/${field} ${detail}.`, [
+    { path: `/body/${field}`, message },
+  ]);
+}
+
 /** The landing URL: an http(s) URL on the host the event was sent to (422 otherwise). */
 function landingUrl(raw: string, host: string | undefined): URL {
   let url: URL | null = null;
@@ -146,9 +147,7 @@ function landingUrl(raw: string, host: string | undefined): URL {
     host === undefined ||
     url.host.toLowerCase() !== host.toLowerCase()
   ) {
-    throw new AppError('validation_failed', 'The event is invalid: /body/u must be this page’s address.', [
-      { path: '/body/u', message: 'must be an http(s) URL on this host' },
-    ]);
+    throw invalidEvent('u', 'must be this page’s address', 'must be an http(s) URL on this host');
   }
   return url;
 }

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { chooseEncoding, etagFor, notModified } from './site.cache.js';
@@ -11,6 +11,14 @@ import { staticAssets } from './site.static.js';
 const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
+
+/** What every route here is: a read on a page host, hidden from the API's document, failing as an HTML page. */
+const PAGE_HOST_READ = {
+  method: ['GET', 'HEAD'] as HTTPMethods[],
+  constraints: ON_PAGE_HOSTS,
+  schema: { hide: true },
+  errorHandler: htmlErrors,
+};
 
 const IMAGE_PATH = /^\/_ap\/img\/((?:file|asset)_[0-9a-z]{26})\/([A-Za-z0-9_-]{22})$/;
 
@@ -34,11 +42,8 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
   };
 
   app.route({
-    method: ['GET', 'HEAD'],
+    ...PAGE_HOST_READ,
     url: '/*',
-    constraints: ON_PAGE_HOSTS,
-    schema: { hide: true },
-    errorHandler: htmlErrors,
     handler: async (request, reply) => {
       if (misses !== null && !misses.allows(request.ip)) return sendErrorPage(reply.header('retry-after', '60'), 429);
       const host = requestHostname(request.headers.host) ?? '';
@@ -57,11 +62,8 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
   });
 
   app.route({
-    method: ['GET', 'HEAD'],
+    ...PAGE_HOST_READ,
     url: '/_ap/*',
-    constraints: ON_PAGE_HOSTS,
-    schema: { hide: true },
-    errorHandler: htmlErrors,
     handler: async (request, reply) => {
       const path = request.url.split('?', 1)[0]!;
       const asset = assets.byPath.get(path);
