@@ -13,7 +13,7 @@ import { contentHash, type FormValues } from './form-submissions.rules.js';
 export const SUBMISSION_CHANNELS = [EVENTS_CHANNEL, ENRICHMENT_CHANNEL] as const;
 
 /** Where a submission was made: resolved by the page runtime from the page's URL and version. */
-export interface SubmissionTarget {
+interface SubmissionTarget {
   pageId: string;
   audienceId: string;
   pageLinkId: string;
@@ -25,7 +25,7 @@ export interface SubmissionTarget {
 }
 
 /** The visitor's session, as its token named it (already checked for this tenant, page and audience). */
-export interface SubmissionSession {
+interface SubmissionSession {
   sessionId: string;
 }
 

@@ -46,7 +46,7 @@ function inertScript(content: string): string {
   return content.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 }
 
-export function loaderScript(src: string): string {
+function loaderScript(src: string): string {
   return `(function(d){var s=d.createElement('script');s.src=${JSON.stringify(src)};s.async=true;d.head.appendChild(s)})(document);`;
 }
 
@@ -56,7 +56,7 @@ export function loaderScript(src: string): string {
  * and everything else to http(s) (the tenant's scripts talk to their vendors), framing only by the
  * page's own origin.
  */
-export function contentSecurityPolicy(scriptHashes: string[]): string {
+function contentSecurityPolicy(scriptHashes: string[]): string {
   return [
     "default-src 'self'",
     `script-src 'self' 'strict-dynamic' ${scriptHashes.join(' ')}`,
@@ -101,7 +101,7 @@ function Head({ head, ctx, absolute }: { head: HeadModel; ctx: RenderContext; ab
 }
 
 /** An action's button: a link when its URL is safe, else its title as plain text. */
-export function ActionButton({ action, large = false }: { action: ActionModel; large?: boolean }) {
+function ActionButton({ action, large = false }: { action: ActionModel; large?: boolean }) {
   const className = large ? 'ap-button ap-button--large' : 'ap-button';
   if (action.href === null) {
     return <span class={`${className} ap-button--inert`}>{action.buttonTitle}</span>;
@@ -149,7 +149,7 @@ const FIELD_VIEW: Record<
  * submits with fetch. The markup is the same for every visitor (no token in it), except when a
  * refused submission is shown again with its values and errors (`state`, never cached).
  */
-export function ActionForm({
+function ActionForm({
   action,
   audienceId,
   state,
@@ -374,7 +374,7 @@ function accentStyle(accent: string | null): string | undefined {
 }
 
 /** Black or white, whichever reads better on the colour (WCAG relative luminance). */
-export function readableOn(hex: string): string {
+function readableOn(hex: string): string {
   let h = hex.slice(1);
   if (h.length <= 4) h = [...h].map((c) => c + c).join('');
   const [r, g, b] = [0, 2, 4].map((i) => {
