@@ -81,6 +81,15 @@ export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): 
 }
 
 /**
+ * Whether several writes can be one statement: a data-modifying `WITH` whose later parts read what
+ * the earlier ones wrote. PostgreSQL has it, and there it pays: every statement is a round trip
+ * (ADR 0006). SQLite has none, and no round trips to save: its callers write statement by statement.
+ */
+export function supportsDataModifyingWith(engine: Engine): boolean {
+  return engine === 'postgres';
+}
+
+/**
  * Serializes the transactions that take the same `key` until they end (e.g. "the topics of tenant
  * X", so that two first topics cannot both become the default). PostgreSQL: a transaction-scoped
  * advisory lock; SQLite: the write lock taken by `begin immediate` already serializes writers.

@@ -1,18 +1,15 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { FormSubmissionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 
-export type FormSubmissionRow = Selectable<FormSubmissionsTable>;
+export type NewFormSubmission = Omit<Selectable<FormSubmissionsTable>, 'tenant_id'>;
 
 /**
  * Inserts the submission unless its dedupe key is taken (then nothing: the caller reads the
  * holder). On PostgreSQL a concurrent insert of the same key waits for the other transaction and
  * then does nothing; on SQLite writers are serialized.
  */
-export async function insertSubmissionIfNew(
-  tx: TenantScope,
-  row: Omit<Insertable<FormSubmissionsTable>, 'tenant_id'>,
-): Promise<boolean> {
+export async function insertSubmissionIfNew(tx: TenantScope, row: NewFormSubmission): Promise<boolean> {
   const inserted = await tx
     .insertInto('form_submissions', row)
     .onConflict((oc) => oc.columns(['tenant_id', 'dedupe_key']).doNothing())

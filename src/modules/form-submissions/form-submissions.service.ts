@@ -57,7 +57,10 @@ export interface FormSubmission {
   createdAt: string;
 }
 
-function toFormSubmission(row: q.FormSubmissionRow): FormSubmission {
+type SubmissionRow = Omit<q.NewFormSubmission, 'person_id'>;
+
+/** Which submission, and what it belongs to: page, audience, link, form, the visit. */
+function references(row: SubmissionRow) {
   return {
     formSubmissionId: row.id,
     pageId: row.page_id,
@@ -66,7 +69,12 @@ function toFormSubmission(row: q.FormSubmissionRow): FormSubmission {
     actionId: row.action_id,
     formId: row.form_id,
     analyticsSessionId: row.analytics_session_id,
-    personId: row.person_id,
+  };
+}
+
+/** What the visitor sent, from which address, and when. */
+function contents(row: SubmissionRow) {
+  return {
     email: row.email,
     name: row.name,
     phoneNumber: row.phone_number,
@@ -77,124 +85,155 @@ function toFormSubmission(row: q.FormSubmissionRow): FormSubmission {
   };
 }
 
+/** A stored submission as events show it. */
+function toFormSubmission(row: q.NewFormSubmission): FormSubmission {
+  return { ...references(row), personId: row.person_id, ...contents(row) };
+}
+
 const orNull = (value: string) => (value === '' ? null : value);
 
 /**
- * Records a form submission, once (docs/forms.md): in one transaction, the submission; the person
- * it names, found or created by the person log path of `POST /v0/person_logs` with an entry
- * `page-form`/`form-submitted`; the visitor's session marked; `form.submitted` in the outbox.
+ * Thrown inside the transaction when a concurrent repeat took the dedupe key first, so that what
+ * this one wrote (the person log) is undone; the repeat's submission is then the answer.
+ */
+class DedupeKeyTaken extends Error {
+  constructor(readonly dedupeKey: string) {
+    super('a concurrent repeat of this form submission took its dedupe key');
+  }
+}
+
+/**
+ * Records a form submission, once (docs/forms.md): in one transaction, the person it names, found
+ * or created by the person log path of `POST /v0/person_logs` with an entry
+ * `page-form`/`form-submitted`; the submission, with that person; the visitor's session marked;
+ * `form.submitted` in the outbox and its enrichment queued. Runs its own transaction.
  *
  * A repeat (the same token, or without one an identical submission within the window) returns the
- * first submission with `created: false` and writes nothing: the unique dedupe key decides, so
- * concurrent repeats cannot both get through.
+ * first submission with `created: false` and writes nothing: it is looked for first, and the unique
+ * dedupe key decides between concurrent repeats (the one that loses undoes its transaction).
  */
 export async function submitForm(
   scope: TenantScope,
   clock: Clock,
   input: SubmitInput,
 ): Promise<{ submission: FormSubmission; created: boolean }> {
-  const { target, values } = input;
-  return scope.transaction(async (tx) => {
-    const now = clock.now();
-    const hash = contentHash(target.pageId, target.audienceId, target.actionId, values);
-    let dedupeKey: string;
-    if (input.token !== null) {
-      dedupeKey = `t:${input.token}`;
-    } else {
-      const since = new Date(now.getTime() - input.windowMs).toISOString();
-      const recent = await q.findRecentIdentical(tx, hash, since);
-      if (recent !== undefined) return { submission: toFormSubmission(recent), created: false };
-      // Within a window the key is the same, so two concurrent identical posts meet at the index.
-      dedupeKey = `c:${hash}:${Math.floor(now.getTime() / input.windowMs)}`;
-    }
+  if (scope.inTransaction) throw new Error('submitForm runs its own transaction (a repeat undoes it)');
+  try {
+    return await scope.transaction((tx) => recordOnce(tx, clock, input));
+  } catch (error) {
+    if (!(error instanceof DedupeKeyTaken)) throw error;
+    const holder = await q.findByDedupeKey(scope, error.dedupeKey);
+    if (holder === undefined) throw new Error('form submission dedupe key conflicted but no holder was found');
+    return { submission: toFormSubmission(holder), created: false };
+  }
+}
 
-    const id = newId('formSubmission');
-    const row: q.FormSubmissionRow = {
-      id,
-      tenant_id: tx.tenantId,
-      page_id: target.pageId,
-      audience_id: target.audienceId,
-      page_link_id: target.pageLinkId,
-      action_id: target.actionId,
-      form_id: target.formId,
-      analytics_session_id: input.session?.sessionId ?? null,
-      person_id: '',
-      email: values.email,
-      name: orNull(values.name),
-      phone_number: orNull(values.phoneNumber),
-      company: orNull(values.company),
-      message: orNull(values.message),
-      page_url: target.pageUrl,
-      dedupe_key: dedupeKey,
-      content_hash: hash,
-      created_at: isoNow(clock),
-    };
-    const { tenant_id: _tenant, ...insertable } = row;
-    if (!(await q.insertSubmissionIfNew(tx, insertable))) {
-      const holder = await q.findByDedupeKey(tx, dedupeKey);
-      if (holder !== undefined) return { submission: toFormSubmission(holder), created: false };
-      throw new Error('form submission dedupe key conflicted but no holder was found');
-    }
+async function recordOnce(
+  tx: TenantScope,
+  clock: Clock,
+  input: SubmitInput,
+): Promise<{ submission: FormSubmission; created: boolean }> {
+  const first = await findRepeat(tx, clock, input);
+  if (!('dedupeKey' in first)) return { submission: toFormSubmission(first), created: false };
 
-    const { personId: _unknownYet, ...payload } = toFormSubmission(row);
-    const log = await writePersonLog(tx, clock, {
-      source: 'page-form',
-      type: 'form-submitted',
-      payload,
-      email: values.email,
-      phoneNumber: row.phone_number ?? undefined,
-      name: row.name ?? undefined,
-    });
-    const personId = log.body.personId;
-    await tx
-      .updateTable('form_submissions')
-      .set({ person_id: personId })
-      .where('form_submissions.id', '=', id)
-      .execute();
-    const submission = toFormSubmission({ ...row, person_id: personId });
-
-    if (input.session !== null) {
-      await markFormSubmitted(tx, {
-        sessionId: input.session.sessionId,
-        pageId: target.pageId,
-        audienceId: target.audienceId,
-        formSubmissionId: id,
-        formSubmissionIdentifier: target.formId,
-        formSubmissionEmail: values.email,
-        formSubmissionPhone: values.phoneNumber,
-        now: submission.createdAt,
-      });
-    }
-
-    const [person, names] = await Promise.all([
-      getPerson(tx, personId),
-      q.findPageAndAudience(tx, target.pageId, target.audienceId),
-    ]);
-    await appendEvent(tx, clock, 'form.submitted', {
-      formSubmission: submission,
-      page: { pageId: target.pageId, title: names?.page_title ?? null },
-      audience: {
-        audienceId: target.audienceId,
-        name: names?.custom_name ?? names?.computed_name ?? null,
-      },
-      person,
-      analyticsSessionId: submission.analyticsSessionId,
-    });
-
-    await enqueueEnrichment(
-      tx,
-      {
-        formSubmissionId: id,
-        personId,
-        email: values.email,
-        name: submission.name,
-        company: submission.company,
-        pageId: target.pageId,
-        audienceId: target.audienceId,
-      },
-      clock,
-    );
-
-    return { submission, created: true };
+  const draft = newSubmission(clock, input, first);
+  const log = await writePersonLog(tx, clock, {
+    source: 'page-form',
+    type: 'form-submitted',
+    // The entry is about the person: the submission as events show it, less its personId.
+    payload: { ...references(draft), ...contents(draft) },
+    email: draft.email,
+    phoneNumber: draft.phone_number ?? undefined,
+    name: draft.name ?? undefined,
   });
+  const row: q.NewFormSubmission = { ...draft, person_id: log.body.personId };
+  if (!(await q.insertSubmissionIfNew(tx, row))) throw new DedupeKeyTaken(row.dedupe_key);
+  const submission = toFormSubmission(row);
+
+  if (input.session !== null) {
+    await markFormSubmitted(tx, {
+      sessionId: input.session.sessionId,
+      pageId: submission.pageId,
+      audienceId: submission.audienceId,
+      formSubmissionId: submission.formSubmissionId,
+      formSubmissionIdentifier: submission.formId,
+      formSubmissionEmail: submission.email,
+      formSubmissionPhone: input.values.phoneNumber,
+      now: submission.createdAt,
+    });
+  }
+  await announce(tx, clock, submission);
+  return { submission, created: true };
+}
+
+/**
+ * The submission this one repeats, if any; else the dedupe key and content hash it is stored with.
+ * With a token the key is the token; without one, identical submissions of the last window are
+ * one, and within a window the key is the same, so two concurrent identical posts meet at the index.
+ */
+async function findRepeat(
+  tx: TenantScope,
+  clock: Clock,
+  input: SubmitInput,
+): Promise<q.NewFormSubmission | { dedupeKey: string; hash: string }> {
+  const { target, values } = input;
+  const hash = contentHash(target.pageId, target.audienceId, target.actionId, values);
+  if (input.token !== null) {
+    const dedupeKey = `t:${input.token}`;
+    return (await q.findByDedupeKey(tx, dedupeKey)) ?? { dedupeKey, hash };
+  }
+  const now = clock.now().getTime();
+  const recent = await q.findRecentIdentical(tx, hash, new Date(now - input.windowMs).toISOString());
+  return recent ?? { dedupeKey: `c:${hash}:${Math.floor(now / input.windowMs)}`, hash };
+}
+
+function newSubmission(clock: Clock, input: SubmitInput, key: { dedupeKey: string; hash: string }): SubmissionRow {
+  const { target, values } = input;
+  return {
+    id: newId('formSubmission'),
+    page_id: target.pageId,
+    audience_id: target.audienceId,
+    page_link_id: target.pageLinkId,
+    action_id: target.actionId,
+    form_id: target.formId,
+    analytics_session_id: input.session?.sessionId ?? null,
+    email: values.email,
+    name: orNull(values.name),
+    phone_number: orNull(values.phoneNumber),
+    company: orNull(values.company),
+    message: orNull(values.message),
+    page_url: target.pageUrl,
+    dedupe_key: key.dedupeKey,
+    content_hash: key.hash,
+    created_at: isoNow(clock),
+  };
+}
+
+/** What follows a new submission: `form.submitted` in the outbox, and its enrichment queued. */
+async function announce(tx: TenantScope, clock: Clock, submission: FormSubmission) {
+  const { pageId, audienceId } = submission;
+  const [person, names] = await Promise.all([
+    getPerson(tx, submission.personId),
+    q.findPageAndAudience(tx, pageId, audienceId),
+  ]);
+  await appendEvent(tx, clock, 'form.submitted', {
+    formSubmission: submission,
+    page: { pageId, title: names?.page_title ?? null },
+    audience: { audienceId, name: names?.custom_name ?? names?.computed_name ?? null },
+    person,
+    analyticsSessionId: submission.analyticsSessionId,
+  });
+  await enqueueEnrichment(
+    tx,
+    {
+      formSubmissionId: submission.formSubmissionId,
+      personId: submission.personId,
+      email: submission.email,
+      name: submission.name,
+      company: submission.company,
+      pageId,
+      audienceId,
+    },
+    clock,
+  );
 }

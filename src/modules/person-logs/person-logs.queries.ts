@@ -1,4 +1,5 @@
 import { sql, type Insertable, type SqlBool } from 'kysely';
+import { supportsDataModifyingWith } from '../../db/dialect.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PersonLogsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -30,11 +31,11 @@ export async function insertPersonLogs(scope: TenantScope, rows: NewPersonLogRow
 /** A new person and its first entry, written together (the entry is stamped with the person's `created_at`). */
 export type NewPersonWithEntry = PersonRow & { entry_id: string; source: string; type: string; payload: string };
 
-// PostgreSQL only (SQLite has no data-modifying WITH). Three statements of the write path in one:
-// the insert-first of resolvePerson, the entry, and the account's activity, which run only when
-// the person was inserted. Each statement is a round trip, and the round trips were the cost of
-// a write (docs/performance.md).
-const insertWithNewPersonOnPostgres = preparedQuery((scope, p: NewPersonWithEntry) =>
+// A data-modifying WITH (db/dialect.ts, supportsDataModifyingWith). Three statements of the write
+// path in one: the insert-first of resolvePerson, the entry, and the account's activity, which run
+// only when the person was inserted. Each statement is a round trip, and the round trips were the
+// cost of a write (docs/performance.md).
+const newPersonWithEntry = preparedQuery((scope, p: NewPersonWithEntry) =>
   scope
     .unscopedDb()
     .with('new_person', () => insertUnlessTaken(scope, p).returning('persons.id'))
@@ -67,6 +68,6 @@ const insertWithNewPersonOnPostgres = preparedQuery((scope, p: NewPersonWithEntr
  * would break a unique identity or the slug: then nothing is written. Returns whether it wrote.
  */
 export async function insertWithNewPerson(scope: TenantScope, row: NewPersonWithEntry): Promise<boolean> {
-  if (scope.engine !== 'postgres') throw new Error('insertWithNewPerson is a PostgreSQL statement');
-  return (await insertWithNewPersonOnPostgres(scope, row)).length > 0;
+  if (!supportsDataModifyingWith(scope.engine)) throw new Error('insertWithNewPerson needs a data-modifying WITH');
+  return (await newPersonWithEntry(scope, row)).length > 0;
 }

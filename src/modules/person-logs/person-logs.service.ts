@@ -1,3 +1,4 @@
+import { supportsDataModifyingWith } from '../../db/dialect.js';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { validationFailed } from '../../http/errors.js';
@@ -27,12 +28,12 @@ export async function writePersonLog(
   }
   const identity = normalizeIdentity(body);
 
-  // PostgreSQL: when the entry is about someone nobody holds yet, the person, the entry and the
-  // account's activity are one statement (a round trip each would otherwise be the cost of the
-  // write). Without an idempotency key it needs no transaction of its own either. When the
-  // statement writes nothing, someone holds an identity or the slug: the usual path takes over.
+  // Where writes combine (PostgreSQL), an entry about someone nobody holds yet writes the person,
+  // the entry and the account's activity in one statement (a round trip each would otherwise be
+  // the cost of the write). Without an idempotency key it needs no transaction of its own either.
+  // When the statement writes nothing, someone holds an identity or the slug: the usual path takes over.
   const fresh =
-    scope.engine === 'postgres' && body.idempotencyKey === undefined
+    supportsDataModifyingWith(scope.engine) && body.idempotencyKey === undefined
       ? personToCreate(clock, body, identity)
       : undefined;
   if (fresh !== undefined) {

@@ -1,11 +1,6 @@
 /** What other modules may use of persons: the identity rules and the Person shape. */
 export { findPerson, insertUnlessTaken, type PersonRow } from './persons.queries.js';
 export { PersonEmail, PersonName, PHONE_PATTERN, PhoneNumber, SocialProfileUrl } from './persons.schemas.js';
-export {
-  getPerson,
-  linkedPersons,
-  normalizeIdentity,
-  patchPerson,
-  personToCreate,
-  resolvePerson,
-} from './persons.service.js';
+export { normalizeIdentity } from './persons.identity.js';
+export { personToCreate, resolvePerson } from './persons.resolution.js';
+export { getPerson, linkedPersons, patchPerson } from './persons.service.js';

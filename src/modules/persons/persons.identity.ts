@@ -1,5 +1,7 @@
+import { validationFailed } from '../../http/errors.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
 import { isFreeMailDomain } from '../../lib/mail-domains.js';
+import type { Identity } from './persons.queries.js';
 
 /**
  * How a person is recognized (docs/api.md, Persons): by email (case-insensitive), phone number
@@ -8,6 +10,37 @@ import { isFreeMailDomain } from '../../lib/mail-domains.js';
  */
 
 export type Normalized = { ok: true; value: string } | { ok: false; reason: string };
+
+/** The three identities: the request's field, the person's column, the normalized key. */
+export const IDENTITY_FIELDS = [
+  { field: 'email', column: 'email_normalized', key: 'emailNormalized' },
+  { field: 'phoneNumber', column: 'phone_number', key: 'phoneNumber' },
+  { field: 'socialProfileUrl', column: 'social_profile_normalized', key: 'socialNormalized' },
+] as const;
+
+/** The normalized value, or a 422 at `path` saying why it is not one. */
+export function requireValid(result: Normalized, path: string): string {
+  if (!result.ok) throw validationFailed(path, result.reason);
+  return result.value;
+}
+
+/** The identities a request names, normalized; invalid ones are a 422 at their field. */
+export interface IdentityInput {
+  email?: string | undefined;
+  phoneNumber?: string | undefined;
+  socialProfileUrl?: string | undefined;
+}
+
+export function normalizeIdentity(input: IdentityInput): Identity {
+  return {
+    emailNormalized: input.email === undefined ? null : requireValid(normalizeEmail(input.email), '/body/email'),
+    phoneNumber: input.phoneNumber ?? null,
+    socialNormalized:
+      input.socialProfileUrl === undefined
+        ? null
+        : requireValid(normalizeSocialProfileUrl(input.socialProfileUrl), '/body/socialProfileUrl'),
+  };
+}
 
 /** A pragmatic address shape: one `@`, no spaces, a dot in the domain. Full RFC 5322 is not wanted. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

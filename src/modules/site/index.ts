@@ -1,2 +1,2 @@
 /** What the composition root uses of the page runtime: the HTML not-found page for browsers. */
-export { browserNotFound } from './site.not-found.js';
+export { browserNotFound } from './site.error-pages.js';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 
 /** Where a link from a page goes, we say only which site it came from (keys in paths stay private). */
@@ -10,4 +11,9 @@ export function htmlHeaders(reply: FastifyReply, csp: string): FastifyReply {
     .header('content-security-policy', csp)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', REFERRER_POLICY);
+}
+
+/** The CSP source that allows exactly this inline script or style: `'sha256-…'`. */
+export function cspHash(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import { renderToStaticMarkup } from 'preact-render-to-string';
 import {
   FORM_FIELDS,
@@ -10,6 +8,7 @@ import {
   type FormField,
   type FormValues,
 } from '../form-submissions/index.js';
+import { cspHash } from './site.headers.js';
 import type { ActionModel, FooterGroupModel, HeadModel, PageModel, ScriptModel, WidgetModel } from './site.model.js';
 
 /**
@@ -45,10 +44,6 @@ function inertScript(content: string): string {
   // Inside <script>, only `</script` and `<!--` change how HTML parses the element; in JavaScript
   // `<\/script` and `<\!--` mean the same in strings, which is the only place they can be.
   return content.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
-}
-
-function sha256(text: string): string {
-  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
 function loaderScript(src: string): string {
@@ -402,48 +397,5 @@ export function renderPage(model: PageModel, ctx: RenderContext, formState: Form
         <Body model={model} scripts={scripts} formState={formState} />
       </html>,
     );
-  return { html, csp: contentSecurityPolicy([sha256(loaderScript(ctx.assets.script)), ...scripts.map(sha256)]) };
-}
-
-/** The error pages' own style, inline (they are also shown where the stylesheet is not served). */
-const ERROR_STYLE =
-  'body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#111827;line-height:1.6}' +
-  'main{max-width:36rem;margin:0 auto;padding:4rem 1.25rem}p.code{font-size:.875rem;font-weight:700;color:#4b5563;margin:0}' +
-  'h1{font-size:2rem;line-height:1.2;margin:.25rem 0 .75rem}';
-
-/** The policy of the runtime's own small pages (errors): no script, only their own style. */
-export const ERROR_PAGE_CSP = `default-src 'none'; style-src ${sha256(ERROR_STYLE)}; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
-
-const MESSAGES: Record<number, { title: string; text: string }> = {
-  404: { title: 'Page not found', text: 'There is no page at this address. Check the link you were given.' },
-  405: { title: 'Not allowed', text: 'This address only serves pages.' },
-  410: { title: 'Page no longer available', text: 'This page has been taken down by its owner.' },
-  429: { title: 'Too many requests', text: 'Please wait a moment and try again.' },
-  500: { title: 'Something went wrong', text: 'Please try again in a moment.' },
-};
-
-/** The runtime's own small page for a visitor (no tenant content, no script). */
-export function renderErrorPage(status: number): string {
-  const message = MESSAGES[status] ?? MESSAGES[status >= 500 ? 500 : 404]!;
-  return (
-    '<!doctype html>' +
-    renderToStaticMarkup(
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <meta name="robots" content="noindex" />
-          <title>{message.title}</title>
-          <style dangerouslySetInnerHTML={{ __html: ERROR_STYLE }} />
-        </head>
-        <body>
-          <main>
-            <p class="code">{status}</p>
-            <h1>{message.title}</h1>
-            <p>{message.text}</p>
-          </main>
-        </body>
-      </html>,
-    )
-  );
+  return { html, csp: contentSecurityPolicy([cspHash(loaderScript(ctx.assets.script)), ...scripts.map(cspHash)]) };
 }

@@ -24,6 +24,7 @@ export class PageService {
     private readonly database: Database,
     private readonly signer: PageSigner,
     private readonly assets: RenderAssets,
+    private readonly files: FileStore,
   ) {}
 
   /** `origin` (scheme://host[:port]) is part of the key: absolute URLs in the page use it. */
@@ -78,11 +79,15 @@ export class PageService {
     );
   }
 
-  /** An image a page of the tenant shows (a file, or an asset's file), if it is still there. */
-  async image(tenantId: string, id: string, store: FileStore) {
+  /**
+   * An image a page of the tenant shows (a file, or an asset's file) at its signed path
+   * (site.tokens.ts), if the signature is the tenant's and the image is still there.
+   */
+  async image(tenantId: string, id: string, mac: string) {
+    if (!this.signer.checkImage(tenantId, id, mac)) return null;
     const scope = this.#scope(tenantId);
     const fileId = id.startsWith('asset_') ? await liveAssetFileId(scope, id) : id;
-    return fileId === null ? null : readCompletedFile(scope, store, fileId);
+    return fileId === null ? null : readCompletedFile(scope, this.files, fileId);
   }
 
   #scope(tenantId: string) {

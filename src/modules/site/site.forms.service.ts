@@ -1,0 +1,128 @@
+import type { Database } from '../../db/connect.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { AppError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SessionTokens } from '../audience-sessions/index.js';
+import { readSubmission, submitForm, type FieldProblem, type FormValues } from '../form-submissions/index.js';
+import type { ActionModel } from './site.model.js';
+import type { FormPageOutcome, PageService } from './site.pages.service.js';
+import type { FormState, RenderedPage } from './site.render.js';
+
+type FormAction = ActionModel & { form: NonNullable<ActionModel['form']> };
+type FormPage = Extract<FormPageOutcome, { status: 200 }>;
+
+/** A refused form: the error, and (when the page has a form to show) what to show it again with. */
+type FormRefusal = { kind: 'refused'; error: AppError; page: FormPage; form: FormState | null };
+
+export type FormOutcome =
+  | { kind: 'no-page'; status: 404 | 410 }
+  | FormRefusal
+  | { kind: 'accepted'; formSubmissionId: string; created: boolean; actionId: string };
+
+export interface FormRules {
+  /** A form the script saw filled faster than this is refused as a bot (0: off). */
+  minFillMs: number;
+  /** Identical submissions without a token within this window are one. */
+  dedupeWindowMs: number;
+}
+
+function refusal(code: string, status: number, problems: FieldProblem[]): AppError {
+  const detail = problems.map((p) => p.message).join(' ');
+  return new AppError(
+    code,
+    detail,
+    problems.filter((p) => p.field !== 'form').map((p) => ({ path: `/body/${p.field}`, message: p.message })),
+    status,
+  );
+}
+
+/**
+ * A visitor's form, posted to the page's own address (docs/forms.md): which page and which of its
+ * forms it is, whether its fields pass the submission rules, whose visit it belongs to; then the
+ * submission itself is form-submissions' `submitForm`. Whatever the visitor can fix is a refusal
+ * to show them, never an error.
+ */
+export class FormService {
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly pages: PageService,
+    private readonly tokens: SessionTokens,
+    private readonly rules: FormRules,
+  ) {}
+
+  /** `origin` (scheme://host[:port]) and `path` make the page's address, recorded with the submission. */
+  async accept(post: { host: string; path: string; origin: string; body: unknown }): Promise<FormOutcome> {
+    const page = await this.pages.formPage(post.host, post.path);
+    if (page.status !== 200) return { kind: 'no-page', status: page.status };
+    const formActions = page.model.actions.filter((a): a is FormAction => Boolean(a.form));
+
+    const body = post.body;
+    const fields =
+      body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    const requestedAction = typeof fields.ap_action === 'string' ? fields.ap_action : '';
+    const shownAction = formActions.find((a) => a.actionId === requestedAction) ?? formActions[0];
+    const refuse = (error: AppError, values: FormValues, problems: FieldProblem[]): FormRefusal => ({
+      kind: 'refused',
+      error,
+      page,
+      form:
+        shownAction === undefined
+          ? null
+          : {
+              actionId: shownAction.actionId,
+              values,
+              problems: problems.length > 0 ? problems : [{ field: 'form', message: error.detail }],
+            },
+    });
+
+    const reading = readSubmission(fields, this.rules.minFillMs);
+    if (!reading.ok) return refuse(refusal(reading.code, 422, reading.problems), reading.values, reading.problems);
+    const { input } = reading;
+    const action = formActions.find((a) => a.actionId === input.actionId);
+    if (action === undefined || input.audienceId !== page.audienceId) {
+      const problems: FieldProblem[] = [
+        { field: 'form', message: 'This form is no longer on the page. Please reload the page and send it again.' },
+      ];
+      return refuse(refusal('form_unknown', 422, problems), input.values, problems);
+    }
+
+    // The visitor's session, when the script sent the token of a session of this very page view.
+    const ref = input.sessionToken === null ? null : this.tokens.read(page.tenantId, input.sessionToken);
+    const session =
+      ref !== null && ref.pageId === page.pageId && ref.audienceId === page.audienceId
+        ? { sessionId: ref.sessionId }
+        : null;
+
+    const scope = new TenantScope(this.database.kysely, this.database.engine, page.tenantId);
+    try {
+      const result = await submitForm(scope, this.clock, {
+        target: {
+          pageId: page.pageId,
+          audienceId: page.audienceId,
+          pageLinkId: page.pageLinkId,
+          actionId: action.actionId,
+          formId: action.form.formId ?? action.actionId,
+          pageUrl: `${post.origin}${post.path}`.slice(0, 2048),
+        },
+        values: input.values,
+        token: input.token,
+        session,
+        windowMs: this.rules.dedupeWindowMs,
+      });
+      const { formSubmissionId } = result.submission;
+      return { kind: 'accepted', formSubmissionId, created: result.created, actionId: action.actionId };
+    } catch (error) {
+      // What a person's rules refuse (an identity held elsewhere): the visitor's problem, never a 5xx.
+      if (error instanceof AppError && error.status < 500) {
+        return refuse(error, input.values, [{ field: 'form', message: error.detail }]);
+      }
+      throw error;
+    }
+  }
+
+  /** The page again with the refused form's values and problems (for a browser without script). */
+  pageAgain(page: FormPage, form: FormState, origin: string): RenderedPage {
+    return this.pages.render(page.model, page.tenantId, page.audienceId, origin, form);
+  }
+}
