@@ -98,6 +98,24 @@ export interface Config {
   readonly trustProxy: boolean | number;
   /** Days that audience sessions recorded by pages are kept (older whole hours are deleted). */
   readonly sessionRetentionDays: number;
+
+  // ── Language model (issue 24; docs/audience-versions.md#settings) ─────────────────────────
+  /**
+   * An OpenAI-compatible endpoint (`…/v1`: OpenAI, Ollama, vLLM, llama.cpp's server) that writes
+   * versions; null: the built-in writer. Chosen by the operator, so not held to the webhooks' SSRF
+   * policy (a local model on loopback is the common case).
+   */
+  readonly llmBaseUrl: string | null;
+  /** Sent as `Authorization: Bearer …`; null (local servers): no Authorization header at all. */
+  readonly llmApiKey: string | null;
+  /** The model name the endpoint knows (`gpt-4o-mini`, `llama3.1:8b`); required with llmBaseUrl. */
+  readonly llmModel: string | null;
+  /** How long one provider call may take, connection to last byte. */
+  readonly llmTimeoutMs: number;
+  /** The cap on the tokens one answer may have (`max_completion_tokens`). */
+  readonly llmMaxOutputTokens: number;
+  /** Provider calls one process has in flight at once. */
+  readonly llmConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -269,6 +287,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     formDedupeWindowSeconds: int('FORM_DEDUPE_WINDOW_SECONDS', 600, 1, 86_400),
     trustProxy,
     sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
+    ...parseLlmSettings(env, int, problems),
   };
 
   if (config.webConcurrency > 1 && databaseUrl === null) {
@@ -279,4 +298,39 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+// ── Language model (issue 24): the LLM_* settings, in one block ───────────────────────────────
+function parseLlmSettings(
+  env: Env,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  problems: string[],
+): Pick<
+  Config,
+  'llmBaseUrl' | 'llmApiKey' | 'llmModel' | 'llmTimeoutMs' | 'llmMaxOutputTokens' | 'llmConcurrency'
+> {
+  const llmBaseUrl = env.LLM_BASE_URL?.trim().replace(/\/+$/, '') || null;
+  const llmModel = env.LLM_MODEL?.trim() || null;
+  if (llmBaseUrl !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(llmBaseUrl);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password) {
+      problems.push(
+        `LLM_BASE_URL must be an http(s) URL without credentials (e.g. http://localhost:11434/v1), got "${llmBaseUrl}"`,
+      );
+    }
+    if (llmModel === null) problems.push('LLM_BASE_URL is set: LLM_MODEL must name the model to use (e.g. gpt-4o-mini)');
+  }
+  return {
+    llmBaseUrl,
+    llmApiKey: env.LLM_API_KEY?.trim() || null,
+    llmModel,
+    llmTimeoutMs: int('LLM_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    llmMaxOutputTokens: int('LLM_MAX_OUTPUT_TOKENS', 4_096, 256, 128_000),
+    llmConcurrency: int('LLM_CONCURRENCY', 4, 1, 256),
+  };
 }

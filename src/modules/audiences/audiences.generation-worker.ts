@@ -15,7 +15,7 @@ import {
   type GenerationOutcome,
 } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export interface GenerationDeps {
@@ -40,7 +40,7 @@ export type GenerationStep = { versionId: string; result: Awaited<ReturnType<typ
  * Returns null when nothing was runnable.
  */
 export async function processNextVersion(deps: GenerationDeps): Promise<GenerationStep> {
-  const generator = deps.generator ?? templateGenerator;
+  const generator = deps.generator ?? builtinWriter;
   const leaseMs = deps.leaseMs ?? GENERATION_LEASE_MS;
   const maxAttempts = deps.maxAttempts ?? MAX_GENERATION_ATTEMPTS;
   const { kysely, engine } = deps.database;
@@ -92,7 +92,7 @@ export async function processNextVersion(deps: GenerationDeps): Promise<Generati
 
 export function generationWorker(
   ctx: WorkerContext,
-  generator: VersionGenerator = templateGenerator,
+  generator: VersionGenerator = builtinWriter,
 ): BackgroundWorker {
   const deps: GenerationDeps = { ...ctx, generator };
   return pollingWorker({
