@@ -83,7 +83,8 @@ const plain = (text: string) =>
 function item(text: string) {
   const match = /^(?:\*\*(.{1,80}?)\*\*|([^:—–]{1,60}))\s*(?::|—|–| - )\s*(.+)$/s.exec(text);
   if (match === null) return { title: '', text: clip(plain(text), 400) };
-  return { title: clip(plain(match[1] ?? match[2]!), 80), text: clip(plain(match[3]!), 400) };
+  const rest = plain(match[3]!);
+  return { title: clip(plain(match[1] ?? match[2]!), 80), text: clip(rest.charAt(0).toUpperCase() + rest.slice(1), 400) };
 }
 
 const asMarkdown = (blocks: Block[]) =>
