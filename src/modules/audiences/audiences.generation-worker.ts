@@ -94,7 +94,9 @@ export function generationWorker(
   ctx: WorkerContext,
   generator: VersionGenerator = builtinWriter,
 ): BackgroundWorker {
-  const deps: GenerationDeps = { ...ctx, generator };
+  // The lease outlasts the generator's longest run (a model writer's calls), so no second worker takes it over.
+  const leaseMs = Math.max(GENERATION_LEASE_MS, (generator.maxRunMs ?? 0) + 10_000);
+  const deps: GenerationDeps = { ...ctx, generator, leaseMs };
   return pollingWorker({
     name: 'audience-version-generation',
     channels: [VERSIONS_CHANNEL],

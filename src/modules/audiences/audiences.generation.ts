@@ -3,6 +3,7 @@ import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
+import { LlmError, type LlmUsage } from '../../llm/errors.js';
 import { findPage } from '../pages/index.js';
 import { emitVersionEvent } from './audiences.events.js';
 import { gatherGenerationInput } from './audiences.generation-input.js';
@@ -72,13 +73,14 @@ async function failVersion(
   job: { id: string; status: string; audience_id: string; attempts: number },
   reason: string,
   leaseToken?: string,
+  spent: ReturnType<typeof spending> = {},
 ) {
   const moved = await q.applyTransition(
     tx,
     job,
     'fail',
     isoNow(clock),
-    { failure_reason: reason.slice(0, 2000) },
+    { ...spent, failure_reason: reason.slice(0, 2000) },
     { leaseToken },
   );
   if (!moved) return false;
@@ -92,6 +94,19 @@ async function failVersion(
 /** Everything a generator needs, read in the worker's transaction (audiences.generation-input.ts). */
 export async function loadGenerationInput(tx: TenantScope, versionId: string): Promise<GenerationInput> {
   return gatherGenerationInput(tx, versionId);
+}
+
+/** The version's usage columns with `usage` added (tokens add up over every call made for it). */
+function spending(
+  job: { input_tokens: number | null; output_tokens: number | null },
+  usage: LlmUsage | undefined,
+): { model?: string; input_tokens?: number; output_tokens?: number } {
+  if (usage === undefined) return {};
+  return {
+    model: usage.model,
+    input_tokens: Number(job.input_tokens ?? 0) + usage.inputTokens,
+    output_tokens: Number(job.output_tokens ?? 0) + usage.outputTokens,
+  };
 }
 
 export type GenerationOutcome =
@@ -129,9 +144,15 @@ export async function completeVersion(
   }
 
   if (!outcome.ok) {
-    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-    if (current.attempts >= maxAttempts) {
-      await failVersion(tx, clock, current, reason, leaseToken);
+    const { error } = outcome;
+    const reason = error instanceof Error ? error.message : String(error);
+    // Typed provider failures (llm/errors.ts): final ones end at once, a provider's Retry-After
+    // is waited for without counting the attempt.
+    const final = error instanceof LlmError && error.kind === 'final';
+    const retryAfterMs = error instanceof LlmError ? error.details.retryAfterMs : undefined;
+    const spent = spending(current, error instanceof LlmError ? error.details.usage : undefined);
+    if (current.attempts >= maxAttempts || final) {
+      await failVersion(tx, clock, current, reason, leaseToken, spent);
       return 'cancelled';
     }
     await q.applyTransition(
@@ -140,8 +161,12 @@ export async function completeVersion(
       'retry',
       nowIso,
       {
+        ...spent,
         failure_reason: reason.slice(0, 2000),
-        available_at: new Date(now.getTime() + generationRetryDelayMs(current.attempts)).toISOString(),
+        attempts: retryAfterMs === undefined ? current.attempts : current.attempts - 1,
+        available_at: new Date(
+          now.getTime() + (retryAfterMs ?? generationRetryDelayMs(current.attempts)),
+        ).toISOString(),
       },
       { leaseToken },
     );
@@ -154,7 +179,12 @@ export async function completeVersion(
     current,
     'generated',
     nowIso,
-    { artifact: json(artifact), failure_reason: null },
+    {
+      artifact: json(artifact),
+      generator: outcome.generator,
+      ...spending(current, outcome.artifact.usage),
+      generation_ms: outcome.artifact.usage?.durationMs ?? null,
+    },
     { leaseToken },
   );
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {

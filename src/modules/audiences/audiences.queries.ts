@@ -208,6 +208,8 @@ export async function findJob(scope: TenantScope, versionId: string, options: { 
       'audience_versions.version_number',
       'audience_versions.is_new_page_agent',
       'audience_versions.supplementary_context',
+      'audience_versions.input_tokens',
+      'audience_versions.output_tokens',
     ])
     .where('audience_versions.id', '=', versionId);
   return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
