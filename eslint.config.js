@@ -3,12 +3,12 @@ import tseslint from 'typescript-eslint';
 
 /*
  * The layer rules of docs/architecture.md, checked on every `npm run check`:
- * - plumbing (auth, cli, db, http, idempotency, lib, net, outbox, workers) never imports a
+ * - plumbing (auth, cli, db, http, idempotency, lib, llm, net, outbox, workers) never imports a
  *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
  * - a module reaches another only through that module's index.ts;
  * - routes never import queries: they call the service.
  */
-const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'net', 'outbox', 'workers'];
+const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'llm', 'net', 'outbox', 'workers'];
 const plumbingNeverImportsModules = {
   regex: '(^|/)modules(/|$)',
   message: 'Plumbing never imports a resource module; let the composition root (app.ts, main/) pass what it needs.',

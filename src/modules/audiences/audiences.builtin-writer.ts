@@ -79,12 +79,13 @@ const plain = (text: string) =>
     .replace(/\s+/g, ' ')
     .trim();
 
+const sentence = (text: string) => clip(text.charAt(0).toUpperCase() + text.slice(1), 400);
+
 /** "**Title**: text", "Title — text" → a titled item; anything else is text alone. */
 function item(text: string) {
   const match = /^(?:\*\*(.{1,80}?)\*\*|([^:—–]{1,60}))\s*(?::|—|–| - )\s*(.+)$/s.exec(text);
-  if (match === null) return { title: '', text: clip(plain(text), 400) };
-  const rest = plain(match[3]!);
-  return { title: clip(plain(match[1] ?? match[2]!), 80), text: clip(rest.charAt(0).toUpperCase() + rest.slice(1), 400) };
+  if (match === null) return { title: '', text: sentence(plain(text)) };
+  return { title: clip(plain(match[1] ?? match[2]!), 80), text: sentence(plain(match[3]!)) };
 }
 
 const asMarkdown = (blocks: Block[]) =>

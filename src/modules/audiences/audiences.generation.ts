@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { LlmError, type LlmUsage } from '../../llm/errors.js';
 import { findPage } from '../pages/index.js';
