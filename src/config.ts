@@ -305,10 +305,7 @@ function parseLlmSettings(
   env: Env,
   int: (name: string, fallback: number, min: number, max: number) => number,
   problems: string[],
-): Pick<
-  Config,
-  'llmBaseUrl' | 'llmApiKey' | 'llmModel' | 'llmTimeoutMs' | 'llmMaxOutputTokens' | 'llmConcurrency'
-> {
+): Pick<Config, 'llmBaseUrl' | 'llmApiKey' | 'llmModel' | 'llmTimeoutMs' | 'llmMaxOutputTokens' | 'llmConcurrency'> {
   const llmBaseUrl = env.LLM_BASE_URL?.trim().replace(/\/+$/, '') || null;
   const llmModel = env.LLM_MODEL?.trim() || null;
   if (llmBaseUrl !== null) {
@@ -323,7 +320,8 @@ function parseLlmSettings(
         `LLM_BASE_URL must be an http(s) URL without credentials (e.g. http://localhost:11434/v1), got "${llmBaseUrl}"`,
       );
     }
-    if (llmModel === null) problems.push('LLM_BASE_URL is set: LLM_MODEL must name the model to use (e.g. gpt-4o-mini)');
+    if (llmModel === null)
+      problems.push('LLM_BASE_URL is set: LLM_MODEL must name the model to use (e.g. gpt-4o-mini)');
   }
   return {
     llmBaseUrl,

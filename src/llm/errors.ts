@@ -70,7 +70,10 @@ export function classifyProviderError(error: unknown, target: { baseUrl: string;
     return new LlmError(`could not reach LLM_BASE_URL (${target.baseUrl}): ${cause.slice(0, 200)}`, 'attempt');
   }
   if (!(error instanceof APIError) || error.status === undefined) {
-    return new LlmError(`the provider call failed: ${String((error as Error)?.message ?? error).slice(0, 200)}`, 'attempt');
+    return new LlmError(
+      `the provider call failed: ${String((error as Error)?.message ?? error).slice(0, 200)}`,
+      'attempt',
+    );
   }
   const status = error.status;
   const wait = retryAfterMs(error.headers);
@@ -84,9 +87,13 @@ export function classifyProviderError(error: unknown, target: { baseUrl: string;
     return new LlmError('the provider refused the key (401): check LLM_API_KEY', 'final', { status });
   }
   if (status === 403) {
-    return new LlmError(`the key may not use this model (403): check LLM_API_KEY and LLM_MODEL ("${target.model}")`, 'final', {
-      status,
-    });
+    return new LlmError(
+      `the key may not use this model (403): check LLM_API_KEY and LLM_MODEL ("${target.model}")`,
+      'final',
+      {
+        status,
+      },
+    );
   }
   if (status === 404) {
     return new LlmError(

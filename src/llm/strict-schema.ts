@@ -31,7 +31,8 @@ function convert(node: Record<string, unknown>, path: string): Record<string, un
   const description = [typeof node.description === 'string' ? node.description : '', limits.join(', ')]
     .filter(Boolean)
     .join(' ');
-  if (description !== '') out.description = limits.length > 0 && !description.endsWith('.') ? `${description}.` : description;
+  if (description !== '')
+    out.description = limits.length > 0 && !description.endsWith('.') ? `${description}.` : description;
   if (node.type === 'object') {
     const properties = (node.properties ?? {}) as Record<string, Record<string, unknown>>;
     const keys = Object.keys(properties);

@@ -21,7 +21,12 @@ Single sign-on on every plan.
 /** A generation input for a person's own pricing page (Sam Lee at Globex), with overrides. */
 export function generationInput(over: Partial<GenerationInput> = {}): GenerationInput {
   return {
-    version: { versionId: 'v', versionNumber: 2, isNewPageAgent: false, supplementaryContext: 'Globex opens three regional teams.' },
+    version: {
+      versionId: 'v',
+      versionNumber: 2,
+      isNewPageAgent: false,
+      supplementaryContext: 'Globex opens three regional teams.',
+    },
     page: {
       pageId: 'page_1',
       name: 'Pricing',
@@ -31,7 +36,13 @@ export function generationInput(over: Partial<GenerationInput> = {}): Generation
       brandId: 'brand',
       headerActionId: 'a1',
       actions: [
-        { actionId: 'a1', purpose: 'Book time with {{person}}', buttonTitle: 'Book a demo', actionType: 'calendar', url: 'https://x.example/book' },
+        {
+          actionId: 'a1',
+          purpose: 'Book time with {{person}}',
+          buttonTitle: 'Book a demo',
+          actionType: 'calendar',
+          url: 'https://x.example/book',
+        },
       ],
       actionCardWidgets: [],
       footerLinks: [],
@@ -46,7 +57,13 @@ export function generationInput(over: Partial<GenerationInput> = {}): Generation
       actionFormInstructionsOverride: null,
       actionUrlOverride: null,
     },
-    person: { personId: 'p1', name: 'Sam Lee', emailDomain: 'globex.example', accountDomain: 'globex.example', accountName: 'Globex' },
+    person: {
+      personId: 'p1',
+      name: 'Sam Lee',
+      emailDomain: 'globex.example',
+      accountDomain: 'globex.example',
+      accountName: 'Globex',
+    },
     activity: [],
     knowledge: [
       {
@@ -64,4 +81,3 @@ export function generationInput(over: Partial<GenerationInput> = {}): Generation
     ...over,
   };
 }
-

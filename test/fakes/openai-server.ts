@@ -107,7 +107,9 @@ export class FakeOpenAI {
     const model = 'model' in answer && answer.model ? answer.model : body.model;
     if ('status' in answer) {
       for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-      return send(res, answer.status, { error: { message: answer.message ?? `status ${answer.status}`, type: 'error' } });
+      return send(res, answer.status, {
+        error: { message: answer.message ?? `status ${answer.status}`, type: 'error' },
+      });
     }
     const base = { id: `chatcmpl-${this.requests.length}`, created: 1_790_000_000, model };
     if ('stream' in answer) {

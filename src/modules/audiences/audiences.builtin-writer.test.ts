@@ -73,21 +73,36 @@ describe('the built-in writer', () => {
       },
     ]);
     expect(copy.actions).toEqual([{ actionId: 'a1', buttonTitle: 'Book a demo', purpose: 'Book time with Sam Lee' }]);
-    expect(copy.seo).toEqual({ title: 'Northwind pricing', description: 'Pages per account, written from your knowledge.' });
+    expect(copy.seo).toEqual({
+      title: 'Northwind pricing',
+      description: 'Pages per account, written from your knowledge.',
+    });
   });
 
   it('writes for whoever the audience is: another person, or no person at all', async () => {
     const other = await copyOf(
       input({
-        person: { personId: 'p2', name: 'Jane Doe', emailDomain: 'acme.example', accountDomain: 'acme.example', accountName: 'Acme' },
+        person: {
+          personId: 'p2',
+          name: 'Jane Doe',
+          emailDomain: 'acme.example',
+          accountDomain: 'acme.example',
+          accountName: 'Acme',
+        },
         version: { versionId: 'v', versionNumber: 2, isNewPageAgent: false, supplementaryContext: null },
       }),
     );
     expect(other.hero.headline).toBe('Pricing that fits Acme');
     expect(other.hero.eyebrow).toBe('For Jane Doe · Acme');
     expect(other.sections.map((s) => s.heading)).not.toContain('For Globex');
-    const nobody = await copyOf(input({ person: null, knowledge: [], page: { ...input().page, pageContext: 'Short.' } }));
-    expect(nobody.hero).toEqual({ eyebrow: 'For Globex expansion', headline: 'Pricing that fits Globex expansion', subheadline: 'Short.' });
+    const nobody = await copyOf(
+      input({ person: null, knowledge: [], page: { ...input().page, pageContext: 'Short.' } }),
+    );
+    expect(nobody.hero).toEqual({
+      eyebrow: 'For Globex expansion',
+      headline: 'Pricing that fits Globex expansion',
+      subheadline: 'Short.',
+    });
   });
 
   it('keeps every limit of the schema however long the tenant’s text', async () => {
@@ -110,7 +125,12 @@ describe('the generation input', () => {
       await t.request(alice, {
         method: 'POST',
         url: '/v0/person_logs',
-        payload: { source: 'crm', type: `step-${i}`, personId, payload: { note: `mail sam.lee@globex.example ${'x'.repeat(500)}` } },
+        payload: {
+          source: 'crm',
+          type: `step-${i}`,
+          personId,
+          payload: { note: `mail sam.lee@globex.example ${'x'.repeat(500)}` },
+        },
       });
     }
     // topics created in this order; the first is the default one, and is read first whatever sortOrder says
@@ -131,10 +151,20 @@ describe('the generation input', () => {
       }
     }
     const pageId = await makePage(alice.scope, t.clock, { pageContext: 'b'.repeat(20_000) });
-    const { versionId } = await makeAudience(alice.scope, t.clock, { pageId, personId, supplementaryContext: 's'.repeat(9_000) });
+    const { versionId } = await makeAudience(alice.scope, t.clock, {
+      pageId,
+      personId,
+      supplementaryContext: 's'.repeat(9_000),
+    });
     const got = await gatherGenerationInput(alice.scope, versionId);
 
-    expect(got.person).toEqual({ personId, name: 'Sam Lee', emailDomain: 'globex.example', accountDomain: 'globex.example', accountName: null });
+    expect(got.person).toEqual({
+      personId,
+      name: 'Sam Lee',
+      emailDomain: 'globex.example',
+      accountDomain: 'globex.example',
+      accountName: null,
+    });
     expect(got.page.pageContext.length).toBeLessThanOrEqual(GENERATION_INPUT_BUDGET.briefChars);
     expect(got.version.supplementaryContext!.length).toBeLessThanOrEqual(GENERATION_INPUT_BUDGET.supplementaryChars);
     expect(got.activity).toHaveLength(GENERATION_INPUT_BUDGET.activityEntries);
@@ -149,7 +179,9 @@ describe('the generation input', () => {
     expect(got.knowledge[1]!.entries[0]!.content).toMatch(/^O0 /);
     const entries = got.knowledge.flatMap((topic) => topic.entries);
     expect(entries.length).toBeLessThanOrEqual(GENERATION_INPUT_BUDGET.knowledgeEntries);
-    expect(entries.reduce((n, e) => n + e.content.length, 0)).toBeLessThanOrEqual(GENERATION_INPUT_BUDGET.knowledgeChars);
+    expect(entries.reduce((n, e) => n + e.content.length, 0)).toBeLessThanOrEqual(
+      GENERATION_INPUT_BUDGET.knowledgeChars,
+    );
     expect(JSON.stringify(got)).not.toMatch(/sam\.lee@/i);
   });
 });

@@ -103,9 +103,7 @@ function sectionOf(heading: string, blocks: Block[]): PageSection | null {
   if (lists.length === 1 && last?.kind === 'list' && last.items.length <= MAX_ITEMS) {
     const intro = clip(plain(paragraphs.map((p) => p.text).join(' ')), 400);
     const items = last.items.map(item);
-    return last.ordered
-      ? { kind: 'steps', heading, intro, items }
-      : { kind: 'benefits', heading, intro, items };
+    return last.ordered ? { kind: 'steps', heading, intro, items } : { kind: 'benefits', heading, intro, items };
   }
   const body = clip(asMarkdown(blocks), 3000);
   return body === '' ? null : { kind: 'text', heading, body };
@@ -139,9 +137,7 @@ function faqSection(knowledge: GenerationTopic[]): PageSection | null {
       }
     });
   }
-  return items.length === 0
-    ? null
-    : { kind: 'faq', heading: 'Frequently asked questions', items: items.slice(0, 8) };
+  return items.length === 0 ? null : { kind: 'faq', heading: 'Frequently asked questions', items: items.slice(0, 8) };
 }
 
 function writeCopy(input: GenerationInput): PageCopy {

@@ -25,7 +25,8 @@ const PEOPLE = [
     computedName: 'Umbrella · IT Director',
     personRouteKey: 'alex-ray-umbrella',
     customName: null,
-    supplementaryContext: 'Single sign-on, audit logs and data kept in the EU are part of every plan Umbrella can choose.',
+    supplementaryContext:
+      'Single sign-on, audit logs and data kept in the EU are part of every plan Umbrella can choose.',
   },
 ];
 

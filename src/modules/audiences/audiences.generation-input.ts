@@ -5,12 +5,7 @@ import { findPage } from '../pages/index.js';
 import { recentPersonLogs } from '../person-logs/index.js';
 import { findPerson } from '../persons/index.js';
 import { listKnowledge } from '../topics/index.js';
-import type {
-  GenerationAction,
-  GenerationActivity,
-  GenerationInput,
-  GenerationTopic,
-} from './audiences.generator.js';
+import type { GenerationAction, GenerationActivity, GenerationInput, GenerationTopic } from './audiences.generator.js';
 import * as q from './audiences.queries.js';
 import { effectiveMetadata } from './audiences.shared.js';
 

@@ -90,10 +90,7 @@ export async function processNextVersion(deps: GenerationDeps): Promise<Generati
   return { versionId: claimed.versionId, result };
 }
 
-export function generationWorker(
-  ctx: WorkerContext,
-  generator: VersionGenerator = builtinWriter,
-): BackgroundWorker {
+export function generationWorker(ctx: WorkerContext, generator: VersionGenerator = builtinWriter): BackgroundWorker {
   // The lease outlasts the generator's longest run (a model writer's calls), so no second worker takes it over.
   const leaseMs = Math.max(GENERATION_LEASE_MS, (generator.maxRunMs ?? 0) + 10_000);
   const deps: GenerationDeps = { ...ctx, generator, leaseMs };

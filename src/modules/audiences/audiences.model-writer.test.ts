@@ -79,7 +79,11 @@ beforeAll(async () => {
       payload: { content: { type, content } },
     });
   }
-  pageId = await makePage(alice.scope, t.clock, { status: 'published', pageContext: BRIEF, title: 'Pricing for {{company}}' });
+  pageId = await makePage(alice.scope, t.clock, {
+    status: 'published',
+    pageContext: BRIEF,
+    title: 'Pricing for {{company}}',
+  });
   actionIds = ((await findPage(alice.scope, pageId))!.actions as { actionId: string }[]).map((a) => a.actionId);
   ({ audienceId } = await makeAudience(alice.scope, t.clock, {
     pageId,
@@ -173,10 +177,20 @@ describe('the model writer against an OpenAI-compatible endpoint', () => {
             subheadline: 'javascript:alert(3)',
           },
           sections: [
-            { kind: 'text', heading: '</h2><script>alert(4)</script>', body: '[click](javascript:alert(5)) <script>alert(6)</script> ![x](https://evil.example/x.png)' },
-            { kind: 'faq', heading: 'Q', items: [{ question: '"><svg onload=alert(7)>', answer: '<a href="javascript:alert(8)">x</a>' }] },
+            {
+              kind: 'text',
+              heading: '</h2><script>alert(4)</script>',
+              body: '[click](javascript:alert(5)) <script>alert(6)</script> ![x](https://evil.example/x.png)',
+            },
+            {
+              kind: 'faq',
+              heading: 'Q',
+              items: [{ question: '"><svg onload=alert(7)>', answer: '<a href="javascript:alert(8)">x</a>' }],
+            },
           ],
-          actions: [{ actionId: actionIds[0], buttonTitle: '<script>alert(9)</script>', purpose: 'javascript:alert(10)' }],
+          actions: [
+            { actionId: actionIds[0], buttonTitle: '<script>alert(9)</script>', purpose: 'javascript:alert(10)' },
+          ],
         }),
       },
     ]);
@@ -188,7 +202,9 @@ describe('the model writer against an OpenAI-compatible endpoint', () => {
     expect(body).toContain('<p class="ap-lead">javascript:alert(3)</p>');
     expect(body).toContain('[click](javascript:alert(5))');
     // the button keeps the tenant's URL, with the model's words as text
-    expect(body).toMatch(/<a class="ap-button ap-button--large" href="https:\/\/example.com\/book"[^>]*>&lt;script>alert\(9\)/);
+    expect(body).toMatch(
+      /<a class="ap-button ap-button--large" href="https:\/\/example.com\/book"[^>]*>&lt;script>alert\(9\)/,
+    );
   });
 
   it('drops a "quote" the tenant never wrote, keeps one it did', async () => {
@@ -226,7 +242,10 @@ describe('the model writer against an OpenAI-compatible endpoint', () => {
   });
 
   it('counts an answer still invalid after its repair as a failed attempt', async () => {
-    const row = await generate([{ content: copy({ hero: { eyebrow: '', headline: '', subheadline: '' } }) }, { content: '[]' }]);
+    const row = await generate([
+      { content: copy({ hero: { eyebrow: '', headline: '', subheadline: '' } }) },
+      { content: '[]' },
+    ]);
     expect(row).toMatchObject({ status: 'pending', attempts: 1, input_tokens: 200, output_tokens: 100 });
     expect(row.failure_reason).toMatch(/did not validate after a repair: \/: Expected object/);
   });

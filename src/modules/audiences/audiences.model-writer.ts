@@ -23,7 +23,12 @@ export function modelWriter(client: LlmClient): VersionGenerator {
       for (let round = 1; ; round++) {
         let text: string;
         try {
-          const answer = await client.structured({ schemaName: 'audience_page', schema, messages, signal: options.signal });
+          const answer = await client.structured({
+            schemaName: 'audience_page',
+            schema,
+            messages,
+            signal: options.signal,
+          });
           spent = addUsage(spent, answer.usage);
           text = answer.text;
         } catch (error) {
@@ -33,9 +38,13 @@ export function modelWriter(client: LlmClient): VersionGenerator {
         const checked = checkAnswer(text);
         if (checked.ok) return { ...pageArtifact(input, onlyGivenQuotes(checked.copy, input)), usage: spent };
         if (round === 2) {
-          throw new LlmError(`the model's answer did not validate after a repair: ${checked.problems.join('; ')}`, 'attempt', {
-            usage: spent,
-          });
+          throw new LlmError(
+            `the model's answer did not validate after a repair: ${checked.problems.join('; ')}`,
+            'attempt',
+            {
+              usage: spent,
+            },
+          );
         }
         messages = [
           ...messages,

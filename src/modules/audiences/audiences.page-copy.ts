@@ -12,7 +12,8 @@ import type { GeneratedArtifact, GenerationInput } from './audiences.generator.j
  */
 export const PAGE_V2 = 'application/vnd.audience-page.v2+json';
 
-const MARKDOWN = 'Plain text or a small Markdown subset: paragraphs, **bold**, *italic*, lists. No links, images or HTML.';
+const MARKDOWN =
+  'Plain text or a small Markdown subset: paragraphs, **bold**, *italic*, lists. No links, images or HTML.';
 const Text = (maxLength: number, description: string) => Type.String({ maxLength, description });
 const Heading = Text(120, "The section's heading; '' for none.");
 
@@ -61,10 +62,9 @@ const FaqSection = Type.Object(
   {
     kind: Type.Literal('faq'),
     heading: Heading,
-    items: Type.Array(
-      Type.Object({ question: Text(200, 'The question.'), answer: Text(1200, MARKDOWN) }, strict),
-      { maxItems: 8 },
-    ),
+    items: Type.Array(Type.Object({ question: Text(200, 'The question.'), answer: Text(1200, MARKDOWN) }, strict), {
+      maxItems: 8,
+    }),
   },
   { ...strict, description: 'Questions and answers.' },
 );
@@ -179,7 +179,12 @@ export function pageArtifact(input: GenerationInput, copy: PageCopy): GeneratedA
       person:
         person === null
           ? null
-          : { personId: person.personId, name: person.name, accountName: person.accountName, accountDomain: person.accountDomain },
+          : {
+              personId: person.personId,
+              name: person.name,
+              accountName: person.accountName,
+              accountDomain: person.accountDomain,
+            },
       copy: { ...copy, actions: copy.actions.filter((a) => known.has(a.actionId)) },
     },
   };

@@ -253,7 +253,11 @@ export async function findVersionGeneration(scope: TenantScope, versionId: strin
 }
 
 /** The page's audiences that are not archived, oldest first, a window at a time (keyset on id). */
-export async function liveAudienceIds(scope: TenantScope, pageId: string, options: { limit: number; after: string | null }) {
+export async function liveAudienceIds(
+  scope: TenantScope,
+  pageId: string,
+  options: { limit: number; after: string | null },
+) {
   let query = scope
     .selectFrom('audiences')
     .select('audiences.id')

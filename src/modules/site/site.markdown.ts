@@ -19,7 +19,8 @@ const markdown = new MarkdownIt('zero', { html: false, linkify: false, typograph
 // Belt and braces: were a link rule ever enabled, no URL would pass.
 markdown.validateLink = () => false;
 markdown.core.ruler.push('subordinate_headings', (state) => {
-  for (const token of state.tokens) if (token.type === 'heading_open' || token.type === 'heading_close') token.tag = 'h3';
+  for (const token of state.tokens)
+    if (token.type === 'heading_open' || token.type === 'heading_close') token.tag = 'h3';
   return true;
 });
 

@@ -219,7 +219,9 @@ function head(
 }
 
 const items = <T>(value: unknown, max: number, read: (item: Record<string, unknown>) => T) =>
-  list(value).slice(0, max).map((item) => read(record(item)));
+  list(value)
+    .slice(0, max)
+    .map((item) => read(record(item)));
 
 function section(value: unknown): SectionModel | null {
   const s = record(value);
@@ -235,7 +237,10 @@ function section(value: unknown): SectionModel | null {
       return {
         kind: 'proof',
         heading,
-        items: items(s.items, 6, (i) => ({ quote: str(i.quote, 1000).trim(), attribution: str(i.attribution, 255).trim() })),
+        items: items(s.items, 6, (i) => ({
+          quote: str(i.quote, 1000).trim(),
+          attribution: str(i.attribution, 255).trim(),
+        })),
       };
     case 'faq':
       return {

@@ -86,7 +86,11 @@ function Section({ section, id }: { section: SectionModel; id: string }) {
     }
     case 'proof':
       return (
-        <section class="ap-section ap-proof" aria-labelledby={labelled} aria-label={labelled ? undefined : 'In their words'}>
+        <section
+          class="ap-section ap-proof"
+          aria-labelledby={labelled}
+          aria-label={labelled ? undefined : 'In their words'}
+        >
           {heading}
           {section.items.map((item) => (
             <figure class="ap-quote">

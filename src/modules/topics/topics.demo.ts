@@ -9,7 +9,10 @@ const TOPICS = [
   {
     title: 'Why Northwind',
     entries: [
-      { type: 'proof-point', content: 'Teams like Acme cut the time to build a campaign page from two weeks to one day.' },
+      {
+        type: 'proof-point',
+        content: 'Teams like Acme cut the time to build a campaign page from two weeks to one day.',
+      },
       { type: 'quote', content: 'We stopped sending one deck to everyone. — Dana Ortiz, VP Sales at Acme' },
       { type: 'proof-point', content: 'SOC 2 Type II, single sign-on and audit logs are included in every plan.' },
     ],
@@ -18,11 +21,15 @@ const TOPICS = [
     title: 'Objection handling',
     entries: [
       { type: 'question', content: 'Does it work with our CRM?' },
-      { type: 'answer', content: 'Yes. Salesforce and HubSpot sync both ways out of the box, including custom fields.' },
+      {
+        type: 'answer',
+        content: 'Yes. Salesforce and HubSpot sync both ways out of the box, including custom fields.',
+      },
       { type: 'question', content: 'How long does it take to launch?' },
       {
         type: 'answer',
-        content: 'Most teams publish their first pages in the first week; onboarding covers the brand, the CRM and one campaign.',
+        content:
+          'Most teams publish their first pages in the first week; onboarding covers the brand, the CRM and one campaign.',
       },
     ],
   },
