@@ -50,4 +50,30 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ PG_POOL_SIZE: '0' })).toThrow(/PG_POOL_SIZE/);
     expect(() => parseConfig({ PG_POOL_SIZE: 'lots' })).toThrow(/PG_POOL_SIZE/);
   });
+
+  // ── Language model (issue 24) ──
+  it('uses no model by default, and needs LLM_MODEL with an http(s) LLM_BASE_URL', () => {
+    expect(parseConfig({})).toMatchObject({
+      llmBaseUrl: null,
+      llmApiKey: null,
+      llmModel: null,
+      llmTimeoutMs: 60_000,
+      llmMaxOutputTokens: 4_096,
+      llmConcurrency: 4,
+    });
+    expect(
+      parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_MODEL: 'llama3.1:8b', LLM_TIMEOUT_MS: '90000' }),
+    ).toMatchObject({
+      llmBaseUrl: 'http://localhost:11434/v1',
+      llmModel: 'llama3.1:8b',
+      llmApiKey: null,
+      llmTimeoutMs: 90_000,
+    });
+    expect(() => parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1' })).toThrow(/LLM_MODEL must name the model/);
+    expect(() => parseConfig({ LLM_BASE_URL: 'ftp://x', LLM_MODEL: 'm' })).toThrow(/LLM_BASE_URL must be an http/);
+    expect(() => parseConfig({ LLM_BASE_URL: 'https://k:s@api.example/v1', LLM_MODEL: 'm' })).toThrow(
+      /without credentials/,
+    );
+    expect(() => parseConfig({ LLM_CONCURRENCY: '0' })).toThrow(/LLM_CONCURRENCY/);
+  });
 });
