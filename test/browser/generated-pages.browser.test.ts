@@ -75,6 +75,13 @@ describe.skipIf(!HAVE_BROWSER)('generated pages in a real browser (Chromium)', (
           text: await page.locator('main').innerText(),
         };
         await page.screenshot({ path: path.join(SCREENSHOTS, `${ENGINE}-v2-${name}-${width}.png`), fullPage: true });
+        // questions open without JavaScript (<details>), by keyboard too
+        await page.locator('.ap-faq summary').first().focus();
+        await page.keyboard.press('Enter');
+        await expect(page.locator('.ap-faq details').first().getAttribute('open')).resolves.toBe('');
+        await page
+          .locator('.ap-faq')
+          .screenshot({ path: path.join(SCREENSHOTS, `${ENGINE}-v2-${name}-${width}-faq.png`) });
         expect(violations).toEqual([]);
         await close();
       }
