@@ -4,7 +4,7 @@ import layers from './lint/layer-rules.js';
 
 /*
  * The layer rules of docs/architecture.md, checked on every `npm run check`:
- * - plumbing (auth, cli, db, http, idempotency, lib, net, outbox, workers) never imports a
+ * - plumbing (auth, cli, db, http, idempotency, lib, llm, net, outbox, workers) never imports a
  *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
  * - a module reaches another only through that module's index.ts;
  * - routes never import queries: they call the service; and routes are registered only in
@@ -12,7 +12,7 @@ import layers from './lint/layer-rules.js';
  * - engine branches (SQLite vs PostgreSQL) live in db/dialect.ts and the few places listed below
  *   (lint/layer-rules.js, reading types).
  */
-const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'net', 'outbox', 'workers'];
+const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'llm', 'net', 'outbox', 'workers'];
 const plumbingNeverImportsModules = {
   regex: '(^|/)modules(/|$)',
   message: 'Plumbing never imports a resource module; let the composition root (app.ts, main/) pass what it needs.',

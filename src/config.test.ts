@@ -57,6 +57,12 @@ describe('parseConfig', () => {
       formMinFillMs: 1500,
       formDedupeWindowSeconds: 600,
       sessionRetentionDays: 400,
+      llmBaseUrl: null,
+      llmApiKey: null,
+      llmModel: null,
+      llmTimeoutMs: 60_000,
+      llmMaxOutputTokens: 4_096,
+      llmConcurrency: 4,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.secretKeys)).toBe(true);
@@ -137,6 +143,9 @@ describe('parseConfig', () => {
       FORM_MIN_FILL_MS: [0, 600_000],
       FORM_DEDUPE_WINDOW_SECONDS: [1, 86_400],
       SESSION_RETENTION_DAYS: [1, 36_500],
+      LLM_TIMEOUT_MS: [1_000, 600_000],
+      LLM_MAX_OUTPUT_TOKENS: [256, 128_000],
+      LLM_CONCURRENCY: [1, 256],
     };
     const wholeNumbers = describeSettings(ConfigSchema)
       .flatMap((group) => group.settings)
@@ -199,5 +208,33 @@ describe('parseConfig', () => {
     expect(parseConfig({ PUBLIC_BASE_URL: 'https://pages.example.com//' }).publicBaseUrl).toBe(
       'https://pages.example.com',
     );
+  });
+
+  // ── Language model (issue 24) ──
+  it('uses no model by default, and needs LLM_MODEL with an http(s) LLM_BASE_URL', () => {
+    expect(parseConfig({})).toMatchObject({
+      llmBaseUrl: null,
+      llmApiKey: null,
+      llmModel: null,
+      llmTimeoutMs: 60_000,
+      llmMaxOutputTokens: 4_096,
+      llmConcurrency: 4,
+    });
+    expect(
+      parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_MODEL: 'llama3.1:8b', LLM_TIMEOUT_MS: '90000' }),
+    ).toMatchObject({
+      llmBaseUrl: 'http://localhost:11434/v1',
+      llmModel: 'llama3.1:8b',
+      llmApiKey: null,
+      llmTimeoutMs: 90_000,
+    });
+    expect(() => parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1' })).toThrow(
+      /LLM_BASE_URL=http:\/\/localhost:11434\/v1 needs LLM_MODEL/,
+    );
+    expect(() => parseConfig({ LLM_BASE_URL: 'ftp://x', LLM_MODEL: 'm' })).toThrow(/LLM_BASE_URL must be an http/);
+    expect(() => parseConfig({ LLM_BASE_URL: 'https://k:s@api.example/v1', LLM_MODEL: 'm' })).toThrow(
+      /without credentials/,
+    );
+    expect(() => parseConfig({ LLM_CONCURRENCY: '0' })).toThrow(/LLM_CONCURRENCY/);
   });
 });

@@ -290,6 +290,53 @@ const pages = group('Pages and forms', {
   }),
 });
 
+const languageModel = group('Language model', {
+  llmBaseUrl: setting(
+    optional(
+      url(
+        'an http(s) URL without credentials (e.g. http://localhost:11434/v1)',
+        (u) => /^https?:$/.test(u.protocol) && !u.username && !u.password,
+      ),
+    ),
+    {
+      env: 'LLM_BASE_URL',
+      default: null,
+      description:
+        "An OpenAI-compatible endpoint (`…/v1`: OpenAI, Ollama, vLLM, llama.cpp's server) that writes versions ([audience-versions.md](audience-versions.md#generators)). Chosen by the operator, so not held to the webhooks' SSRF policy (a local model on loopback is the common case). Unset: the built-in writer.",
+      // Checked here, where the variable a reader set is named; llmModel is read by then.
+      check: (baseUrl, { llmModel }: { llmModel: string | null }) =>
+        baseUrl !== null && llmModel === null ? 'needs LLM_MODEL: the model to use (e.g. gpt-4o-mini)' : undefined,
+      resolve: (value) => value?.replace(/\/+$/, '') ?? null,
+    },
+  ),
+  llmApiKey: setting(optional(text('any text')), {
+    env: 'LLM_API_KEY',
+    default: null,
+    secret: true,
+    description: 'Sent as `Authorization: Bearer …`. Unset (local servers): no Authorization header at all.',
+  }),
+  llmModel: setting(optional(text('a model name')), {
+    env: 'LLM_MODEL',
+    default: null,
+    description: 'The model the endpoint knows (`gpt-4o-mini`, `llama3.1:8b`). Required with `LLM_BASE_URL`.',
+  }),
+  llmTimeoutMs: setting(wholeNumber(1_000, 600_000), {
+    env: 'LLM_TIMEOUT_MS',
+    default: 60_000,
+    description: 'How long one provider call may take, connection to last byte.',
+  }),
+  llmMaxOutputTokens: setting(wholeNumber(256, 128_000), {
+    env: 'LLM_MAX_OUTPUT_TOKENS',
+    default: 4_096,
+    description: 'The cap on the tokens of one answer (`max_completion_tokens`).',
+  }),
+  llmConcurrency: setting(wholeNumber(1, 256), {
+    env: 'LLM_CONCURRENCY',
+    default: 4,
+    description: 'Provider calls one process has in flight at once.',
+  }),
+});
+
 /** Every setting, by group (the groups are the sections of docs/configuration.md). */
 export const ConfigSchema = Type.Intersect([
   database,
@@ -300,6 +347,7 @@ export const ConfigSchema = Type.Intersect([
   webhooks,
   enrichment,
   pages,
+  languageModel,
 ]);
 
 type Frozen<T> = { readonly [K in keyof T]: T[K] extends readonly (infer Item)[] ? readonly Item[] : T[K] };

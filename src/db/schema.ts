@@ -187,6 +187,12 @@ export interface AudienceVersionsTable {
   lease_token: string | null;
   failure_reason: string | null;
   artifact: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** Who made the artifact and what it cost (0025): docs/audience-versions.md#what-is-stored. */
+  generator: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  generation_ms: number | null;
 }
 
 export interface AudienceSessionsTable {

@@ -100,6 +100,7 @@ describe('generation with person and account data', () => {
     const content = (row.artifact as { content: Record<string, unknown> }).content;
     expect(content.title).toBe('A plan for Globex Corporation');
     expect((content.actions as { buttonTitle: string }[])[0]!.buttonTitle).toBe('Hi Jane Doe');
-    expect(content.person).toMatchObject({ personId, email: 'jane@globex.example', accountDomain: 'globex.example' });
+    expect(content.person).toMatchObject({ personId, name: 'Jane Doe', accountName: 'Globex Corporation' });
+    expect(JSON.stringify(content)).not.toContain('jane@globex.example');
   });
 });

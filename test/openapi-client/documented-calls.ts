@@ -26,6 +26,17 @@ export async function documentedCalls(baseUrl: string, apiKey: string): Promise<
     await api.GET('/v0/pages/{page_id}/audiences', { params: { path: { page_id: pageId } } });
     await api.GET('/v0/pages/{page_id}/audience_sessions', { params: { path: { page_id: pageId } } });
     await api.PATCH('/v0/pages/{page_id}', { params: { path: { page_id: pageId } }, body: { name: 'Welcome' } });
+    // Regenerating a page: the body may be empty or carry an operationKey; both answers have the same shape.
+    const regenerated = await api.POST('/v0/pages/{page_id}/regenerate', {
+      params: { path: { page_id: pageId } },
+      body: {},
+    });
+    const queued: number | undefined = regenerated.data?.queuedCount;
+    void queued;
+    await api.POST('/v0/pages/{page_id}/regenerate', {
+      params: { path: { page_id: pageId } },
+      body: { operationKey: 'brief-edit-1' },
+    });
   }
 
   // A person log without `type` (defaults to `webhook`), found or created by email.

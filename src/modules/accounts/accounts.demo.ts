@@ -8,6 +8,7 @@ export async function accountsDemo(ctx: DemoContext) {
     { domain: 'https://www.ACME.example/about', name: 'Acme Corporation' },
     { domain: 'globex.example', name: 'Globex' },
     { domain: 'initech.example.', name: 'Initech' },
+    { domain: 'umbrella.example', name: 'Umbrella' },
     { domain: 'münchen-bau.example', name: 'München Bau' },
   ]) {
     accountIds.push((await createAccount(ctx.scope, ctx.clock, body)).accountId);

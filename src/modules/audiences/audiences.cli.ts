@@ -1,7 +1,7 @@
 import { positional, tenantScope } from '../../cli/args.js';
 import type { CliCommand } from '../../cli/command.js';
 import { archiveAudience } from './audiences.service.js';
-import { publishPageDrafts } from './audiences.versions.js';
+import { publishPageDrafts, versionWithGeneration } from './audiences.versions.js';
 
 export const audiencesCommands: CliCommand[] = [
   {
@@ -23,5 +23,13 @@ export const audiencesCommands: CliCommand[] = [
     run: async (ctx, { values, positionals }) => ({
       published: await publishPageDrafts(await tenantScope(ctx, values), ctx.clock, positional(positionals, 'PAGE_ID')),
     }),
+  },
+  {
+    path: ['version', 'show'],
+    summary: 'Show a version: its status, and which generator and model made it at what cost',
+    options: { tenant: { type: 'string' } },
+    positionals: 'VERSION_ID',
+    run: async (ctx, { values, positionals }) =>
+      versionWithGeneration(await tenantScope(ctx, values), positional(positionals, 'VERSION_ID')),
   },
 ];

@@ -4,11 +4,30 @@ import { archiveAudience, createAudience, type NewAudience } from './audiences.s
 import { claimVersion, completeVersion, generateNow } from './audiences.generation.js';
 import { createVersionIn } from './audiences.versions.js';
 
+/** The audiences' people, in the order the person-logs demo creates them (Jane, Sam, Pat, Alex). */
 const PEOPLE = [
-  { computedName: 'Acme Corp · VP Sales', personRouteKey: 'jane-doe-acme', customName: null },
-  { computedName: 'Globex · Head of RevOps', personRouteKey: 'sam-lee-globex', customName: 'Globex expansion' },
-  { computedName: 'Initech · CFO', personRouteKey: 'pat-kim-initech', customName: null },
-  { computedName: 'Umbrella · IT Director', personRouteKey: 'alex-ray-umbrella', customName: null },
+  {
+    computedName: 'Acme Corp · VP Sales',
+    personRouteKey: 'jane-doe-acme',
+    customName: null,
+    supplementaryContext:
+      'Your sales team already sends a page per account by hand. Northwind keeps that personal touch and takes the copying and pasting off their plate.',
+  },
+  {
+    computedName: 'Globex · Head of RevOps',
+    personRouteKey: 'sam-lee-globex',
+    customName: 'Globex expansion',
+    supplementaryContext:
+      'Globex is opening three regional sales teams. Each region gets its own pages, its own pricing notes and its own reports, on one shared brand.',
+  },
+  { computedName: 'Initech · CFO', personRouteKey: 'pat-kim-initech', customName: null, supplementaryContext: null },
+  {
+    computedName: 'Umbrella · IT Director',
+    personRouteKey: 'alex-ray-umbrella',
+    customName: null,
+    supplementaryContext:
+      'Single sign-on, audit logs and data kept in the EU are part of every plan Umbrella can choose.',
+  },
 ];
 
 async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) {
@@ -37,7 +56,6 @@ export async function audiencesDemo(ctx: DemoContext) {
         ...person,
         personId: personIds[i] ?? null,
         isNewPageAgent: i % 2 === 0,
-        supplementaryContext: i === 0 ? 'Met at the SaaStr booth; interested in SSO.' : null,
         actionUrlOverride: i === 1 ? `https://northwind.example/book?ref=${person.personRouteKey}` : null,
         metadataOverride: i === 1 ? { title: `Northwind for ${person.computedName.split(' ·')[0]}` } : null,
       };

@@ -15,7 +15,7 @@ import {
   type GenerationOutcome,
 } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { VERSIONS_CHANNEL } from './audiences.versions.js';
 
 export interface GenerationDeps {
@@ -40,7 +40,7 @@ export type GenerationStep = { versionId: string; result: Awaited<ReturnType<typ
  * Returns null when nothing was runnable.
  */
 export async function processNextVersion(deps: GenerationDeps): Promise<GenerationStep> {
-  const generator = deps.generator ?? templateGenerator;
+  const generator = deps.generator ?? builtinWriter;
   const leaseMs = deps.leaseMs ?? GENERATION_LEASE_MS;
   const maxAttempts = deps.maxAttempts ?? MAX_GENERATION_ATTEMPTS;
   const { kysely, engine } = deps.database;
@@ -90,11 +90,10 @@ export async function processNextVersion(deps: GenerationDeps): Promise<Generati
   return { versionId: claimed.versionId, result };
 }
 
-export function generationWorker(
-  ctx: WorkerContext,
-  generator: VersionGenerator = templateGenerator,
-): BackgroundWorker {
-  const deps: GenerationDeps = { ...ctx, generator };
+export function generationWorker(ctx: WorkerContext, generator: VersionGenerator = builtinWriter): BackgroundWorker {
+  // The lease outlasts the generator's longest run (a model writer's calls), so no second worker takes it over.
+  const leaseMs = Math.max(GENERATION_LEASE_MS, (generator.maxRunMs ?? 0) + 10_000);
+  const deps: GenerationDeps = { ...ctx, generator, leaseMs };
   return pollingWorker({
     name: 'audience-version-generation',
     channels: [VERSIONS_CHANNEL],

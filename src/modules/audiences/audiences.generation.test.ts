@@ -7,7 +7,7 @@ import * as q from './audiences.queries.js';
 import { claimVersion, completeVersion, GENERATION_LEASE_MS, generationRetryDelayMs } from './audiences.generation.js';
 import { processNextVersion, type GenerationDeps } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { createVersion, publishPageDrafts } from './audiences.versions.js';
 
 const t = useTestApp({ tenants: ['Alice'] });
@@ -69,8 +69,8 @@ describe('the generation worker', () => {
       published_at: null,
     });
     expect(row.artifact).toMatchObject({
-      generator: 'template-v1',
-      contentType: 'application/vnd.audience-page.v1+json',
+      generator: 'builtin-writer-v1',
+      contentType: 'application/vnd.audience-page.v2+json',
     });
     const content = (row.artifact as { content: { actions: { url: string }[]; audienceName: string } }).content;
     expect(content.actions[0]!.url).toBe('https://example.com/for-acme');
@@ -151,7 +151,7 @@ describe('the generation worker', () => {
       name: 'slow',
       generate: (input) =>
         new Promise((resolve) => {
-          release = () => resolve(templateGenerator.generate(input));
+          release = () => resolve(builtinWriter.generate(input));
         }),
     };
     const late = processNextVersion(deps({ generator: slow }));
@@ -174,7 +174,7 @@ describe('the generation worker', () => {
       generate: (input) =>
         input.audience.audienceId === a.audienceId
           ? Promise.reject(new Error('model unavailable'))
-          : templateGenerator.generate(input),
+          : builtinWriter.generate(input),
     };
     expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'pending' }]);
     expect(await versionRow(bad.versionId)).toMatchObject({
@@ -240,7 +240,7 @@ describe('the generation worker', () => {
       async generate(input) {
         seen.push(input.version.versionId);
         await new Promise((r) => setTimeout(r, 5));
-        return templateGenerator.generate(input);
+        return builtinWriter.generate(input);
       },
     };
     const workers = ENGINE === 'postgres' ? 4 : 2;

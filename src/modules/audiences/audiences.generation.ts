@@ -1,22 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
-import { findAccountByDomain } from '../accounts/index.js';
+import { LlmError, type LlmUsage } from '../../llm/errors.js';
 import { findPage } from '../pages/index.js';
-import { findPerson } from '../persons/index.js';
 import { emitVersionEvent } from './audiences.events.js';
+import { gatherGenerationInput } from './audiences.generation-input.js';
 import {
   storedArtifact,
   type GeneratedArtifact,
-  type GenerationAction,
   type GenerationInput,
   type VersionGenerator,
 } from './audiences.generator.js';
 import * as q from './audiences.queries.js';
-import { effectiveMetadata } from './audiences.shared.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { publishVersion } from './audiences.versions.js';
 
 /**
@@ -75,13 +72,14 @@ async function failVersion(
   job: { id: string; status: string; audience_id: string; attempts: number },
   reason: string,
   leaseToken?: string,
+  spent: ReturnType<typeof spending> = {},
 ) {
   const moved = await q.applyTransition(
     tx,
     job,
     'fail',
     isoNow(clock),
-    { failure_reason: reason.slice(0, 2000) },
+    { ...spent, failure_reason: reason.slice(0, 2000) },
     { leaseToken },
   );
   if (!moved) return false;
@@ -92,61 +90,21 @@ async function failVersion(
   return true;
 }
 
-/** Everything a generator needs, read in the worker's transaction. */
+/** Everything a generator needs, read in the worker's transaction (audiences.generation-input.ts). */
 export async function loadGenerationInput(tx: TenantScope, versionId: string): Promise<GenerationInput> {
-  const job = await q.findJob(tx, versionId);
-  if (job === undefined) throw notFound('audience version', versionId);
-  const audience = await q.findAudienceById(tx, job.audience_id);
-  if (audience === undefined) throw notFound('audience', job.audience_id);
-  const page = await findPage(tx, audience.page_id);
-  if (page === undefined) throw new Error(`page ${audience.page_id} of the audience is deleted`);
-  return {
-    version: {
-      versionId,
-      versionNumber: Number(job.version_number),
-      isNewPageAgent: job.is_new_page_agent,
-      supplementaryContext: job.supplementary_context,
-    },
-    page: {
-      pageId: page.id,
-      name: page.name,
-      title: page.title,
-      pageContext: page.page_context,
-      pageType: page.page_type,
-      brandId: page.brand_id,
-      headerActionId: page.header_action_id,
-      actions: page.actions as GenerationAction[],
-      actionCardWidgets: page.action_card_widgets,
-      footerLinks: page.footer_links,
-      scripts: (page.scripts as { name: string; content: string; enabled: boolean }[])
-        .filter((script) => script.enabled)
-        .map(({ name, content }) => ({ name, content })),
-    },
-    audience: {
-      audienceId: audience.id,
-      effectiveName: audience.custom_name ?? audience.computed_name,
-      personId: audience.person_id,
-      personRouteKey: audience.person_route_key,
-      actionFormIdOverride: audience.action_form_id_override,
-      actionFormInstructionsOverride: audience.action_form_instructions_override,
-      actionUrlOverride: audience.action_url_override,
-    },
-    person: audience.person_id === null ? null : await loadPerson(tx, audience.person_id),
-    effectiveMetadata: effectiveMetadata(page.metadata, audience.metadata_override),
-  };
+  return gatherGenerationInput(tx, versionId);
 }
 
-/** The audience's person and their account; a person deleted since is rendered as unknown. */
-async function loadPerson(tx: TenantScope, personId: string): Promise<GenerationInput['person']> {
-  const person = await findPerson(tx, personId);
-  if (person === undefined) return { personId, name: null, email: null, accountDomain: null, accountName: null };
-  const account = person.account_domain ? await findAccountByDomain(tx, person.account_domain) : undefined;
+/** The version's usage columns with `usage` added (tokens add up over every call made for it). */
+function spending(
+  job: { input_tokens: number | null; output_tokens: number | null },
+  usage: LlmUsage | undefined,
+): { model?: string; input_tokens?: number; output_tokens?: number } {
+  if (usage === undefined) return {};
   return {
-    personId,
-    name: person.name,
-    email: person.email,
-    accountDomain: person.account_domain,
-    accountName: account?.name ?? null,
+    model: usage.model,
+    input_tokens: Number(job.input_tokens ?? 0) + usage.inputTokens,
+    output_tokens: Number(job.output_tokens ?? 0) + usage.outputTokens,
   };
 }
 
@@ -185,9 +143,15 @@ export async function completeVersion(
   }
 
   if (!outcome.ok) {
-    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-    if (current.attempts >= maxAttempts) {
-      await failVersion(tx, clock, current, reason, leaseToken);
+    const { error } = outcome;
+    const reason = error instanceof Error ? error.message : String(error);
+    // Typed provider failures (llm/errors.ts): final ones end at once, a provider's Retry-After
+    // is waited for without counting the attempt.
+    const final = error instanceof LlmError && error.kind === 'final';
+    const retryAfterMs = error instanceof LlmError ? error.details.retryAfterMs : undefined;
+    const spent = spending(current, error instanceof LlmError ? error.details.usage : undefined);
+    if (current.attempts >= maxAttempts || final) {
+      await failVersion(tx, clock, current, reason, leaseToken, spent);
       return 'cancelled';
     }
     await q.applyTransition(
@@ -196,8 +160,12 @@ export async function completeVersion(
       'retry',
       nowIso,
       {
+        ...spent,
         failure_reason: reason.slice(0, 2000),
-        available_at: new Date(now.getTime() + generationRetryDelayMs(current.attempts)).toISOString(),
+        attempts: retryAfterMs === undefined ? current.attempts : current.attempts - 1,
+        available_at: new Date(
+          now.getTime() + (retryAfterMs ?? generationRetryDelayMs(current.attempts)),
+        ).toISOString(),
       },
       { leaseToken },
     );
@@ -210,7 +178,12 @@ export async function completeVersion(
     current,
     'generated',
     nowIso,
-    { artifact: json(artifact), failure_reason: null },
+    {
+      artifact: json(artifact),
+      generator: outcome.generator,
+      ...spending(current, outcome.artifact.usage),
+      generation_ms: outcome.artifact.usage?.durationMs ?? null,
+    },
     { leaseToken },
   );
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
@@ -236,7 +209,7 @@ export async function generateNow(
   versionId: string,
   options: { generator?: VersionGenerator; publish?: boolean } = {},
 ) {
-  const generator = options.generator ?? templateGenerator;
+  const generator = options.generator ?? builtinWriter;
   const token = await claimVersion(tx, clock, versionId);
   if (token === null) throw new Error(`version ${versionId} is not runnable`);
   let outcome: GenerationOutcome;

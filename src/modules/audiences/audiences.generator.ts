@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
+import type { LlmUsage } from '../../llm/errors.js';
 
 /**
- * Generation of an audience version: the pluggable part. The worker gathers the inputs, calls
- * `generate`, and stores what it returns as the version's artifact. A generator must be a pure
- * function of its input (the built-in one is deterministic: the same input gives the same bytes),
- * may be slow, and reports failure by throwing.
+ * Generation of an audience version: the pluggable part. The worker gathers the inputs
+ * (audiences.generation-input.ts), calls `generate`, and stores what it returns as the version's
+ * artifact. The built-in writer is deterministic (the same input gives the same bytes); the model
+ * writer is not, and reports its cost in `usage`. Failure is a thrown error; an `LlmError` says
+ * whether it is a failed attempt, a wait (`retryAfterMs`) or final (llm/errors.ts).
  */
 export interface VersionGenerator {
   readonly name: string;
-  generate(input: GenerationInput): Promise<GeneratedArtifact>;
+  /** The longest one `generate` may take (the worker's lease must outlast it). */
+  readonly maxRunMs?: number;
+  generate(input: GenerationInput, options?: { signal?: AbortSignal }): Promise<GeneratedArtifact>;
 }
 
 export interface GenerationAction {
@@ -50,22 +54,43 @@ export interface GenerationInput {
     actionFormInstructionsOverride: string | null;
     actionUrlOverride: string | null;
   };
-  /** The person the audience addresses and their account, when known. */
+  /** The person the audience addresses and their account, when known. Never the full email. */
   person: {
     personId: string;
     name: string | null;
-    email: string | null;
+    /** The domain of the person's email address (`globex.example`), not the address. */
+    emailDomain: string | null;
     accountDomain: string | null;
     /** The name of the person's account (company), when the account exists and has one. */
     accountName: string | null;
   } | null;
+  /** The person's most recent log entries, newest first (within the input budget). */
+  activity: GenerationActivity[];
+  /** The tenant's topics and their entries, the default topic first (within the input budget). */
+  knowledge: GenerationTopic[];
   effectiveMetadata: Record<string, unknown>;
+}
+
+export interface GenerationActivity {
+  type: string;
+  source: string;
+  createdAt: string;
+  /** The beginning of the entry's payload as JSON, emails masked; null for entries a visitor wrote. */
+  excerpt: string | null;
+}
+
+export interface GenerationTopic {
+  title: string;
+  isDefault: boolean;
+  entries: { type: string; content: string }[];
 }
 
 export interface GeneratedArtifact {
   /** The media type of `content`. */
   contentType: string;
   content: Record<string, unknown>;
+  /** What the provider calls that made it cost (model writers); stored beside the artifact, not in it. */
+  usage?: LlmUsage;
 }
 
 /** What the worker stores: the artifact plus who made it and a digest of its content. */

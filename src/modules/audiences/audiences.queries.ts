@@ -208,6 +208,8 @@ export async function findJob(scope: TenantScope, versionId: string, options: { 
       'audience_versions.version_number',
       'audience_versions.is_new_page_agent',
       'audience_versions.supplementary_context',
+      'audience_versions.input_tokens',
+      'audience_versions.output_tokens',
     ])
     .where('audience_versions.id', '=', versionId);
   return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
@@ -230,4 +232,54 @@ export async function nextRunnableVersion(db: Kysely<DB>, engine: Engine, now: s
     .orderBy('id')
     .limit(1);
   return forUpdateSkipLocked(engine, query).executeTakeFirst();
+}
+
+/** How a version was made and what it cost (0025), beside its API shape. */
+export async function findVersionGeneration(scope: TenantScope, versionId: string) {
+  return scope
+    .selectFrom('audience_versions')
+    .select([
+      ...VERSION_COLUMNS,
+      'audience_versions.generator',
+      'audience_versions.model',
+      'audience_versions.input_tokens',
+      'audience_versions.output_tokens',
+      'audience_versions.generation_ms',
+      'audience_versions.attempts',
+      'audience_versions.failure_reason',
+    ])
+    .where('audience_versions.id', '=', versionId)
+    .executeTakeFirst();
+}
+
+/** The page's audiences that are not archived, oldest first, a window at a time (keyset on id). */
+export async function liveAudienceIds(
+  scope: TenantScope,
+  pageId: string,
+  options: { limit: number; after: string | null },
+) {
+  let query = scope
+    .selectFrom('audiences')
+    .select('audiences.id')
+    .where('audiences.page_id', '=', pageId)
+    .where('audiences.archived_at', 'is', null);
+  if (options.after !== null) query = query.where('audiences.id', '>', options.after);
+  return (await query.orderBy('audiences.id').limit(options.limit).execute()).map((row) => row.id);
+}
+
+/** The versions of the page's audiences that an operation key made (a repeated regenerate request). */
+export async function versionIdsByPageOperationKey(scope: TenantScope, pageId: string, operationKey: string) {
+  const rows = await scope
+    .selectFrom('audience_versions')
+    .innerJoin('audiences', (join) =>
+      join
+        .onRef('audiences.id', '=', 'audience_versions.audience_id')
+        .onRef('audiences.tenant_id', '=', 'audience_versions.tenant_id'),
+    )
+    .select('audience_versions.id')
+    .where('audiences.page_id', '=', pageId)
+    .where('audience_versions.operation_key', '=', operationKey)
+    .orderBy('audience_versions.audience_id')
+    .execute();
+  return rows.map((row) => row.id);
 }

@@ -8,8 +8,10 @@ import {
   AudienceListQuery,
   AudienceParams,
   AudienceRestoreBody,
+  PageRegenerateBody,
   VersionCreateBody,
 } from './audiences.schemas.js';
+import { regeneratePage } from './audiences.regenerate.js';
 import * as audiences from './audiences.service.js';
 import { createVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
 
@@ -83,6 +85,41 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         notify(EVENTS_CHANNEL);
       }
       return reply.code(created ? 201 : 200).send(version);
+    },
+  );
+
+  app.post(
+    '/pages/:page_id/regenerate',
+    {
+      schema: {
+        operationId: 'pages.regenerate',
+        tags: ['Audiences (extension)'],
+        summary: 'Queue a new version of every live audience of the page (after its brief changed)',
+        description: 'Extension of the interface (docs/api.md, Regenerating a page).',
+        params: AudienceListParams,
+        body: PageRegenerateBody,
+        response: {
+          201: Type.Ref('PageRegeneration'),
+          200: Type.Ref('PageRegeneration', {
+            description: 'The versions an earlier request with this operationKey queued (queuedCount 0).',
+          }),
+          409: Type.Ref('Problem'),
+          ...standardErrorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { regeneration, created } = await regeneratePage(
+        request.scope,
+        clock,
+        request.params.page_id,
+        request.body,
+      );
+      if (regeneration.queuedCount > 0) {
+        notify(VERSIONS_CHANNEL);
+        notify(EVENTS_CHANNEL);
+      }
+      return reply.code(created ? 201 : 200).send(regeneration);
     },
   );
 };

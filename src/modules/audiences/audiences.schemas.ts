@@ -79,10 +79,36 @@ export const VersionCreateBody = Type.Object(
   strict,
 );
 
+export const PageRegenerateBody = Type.Object(
+  {
+    operationKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'Repeating a key for the same page returns the versions the first request made, and makes none. ' +
+          'Keys share one namespace per audience with endpoint 6.',
+      }),
+    ),
+  },
+  strict,
+);
+
+export const PageRegeneration = Type.Object(
+  {
+    pageId: Type.String(),
+    queuedCount: Type.Integer({ minimum: 0, description: 'How many versions were queued (one per live audience).' }),
+    versionIds: Type.Array(Type.String(), { description: 'The queued versions, by audience id.' }),
+  },
+  { $id: 'PageRegeneration', ...strict },
+);
+
 export const AudienceList = Envelope(Type.Ref('Audience'), { $id: 'AudienceList' });
 
 export type AudienceVersion = Static<typeof AudienceVersion>;
 export type Audience = Static<typeof Audience>;
 export type VersionCreateBody = Static<typeof VersionCreateBody>;
+export type PageRegenerateBody = Static<typeof PageRegenerateBody>;
+export type PageRegeneration = Static<typeof PageRegeneration>;
 
-export const audienceSchemas = [AudienceVersion, Audience];
+export const audienceSchemas = [AudienceVersion, Audience, PageRegeneration];

@@ -10,7 +10,7 @@ import type { Audience } from './audiences.schemas.js';
 import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
 import { generateNow } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { createVersionIn } from './audiences.versions.js';
 
 /** Audiences with their latest and published versions, read in one query for all of them. */
@@ -102,7 +102,7 @@ export async function createAudience(
   scope: TenantScope,
   clock: Clock,
   input: NewAudience,
-  generator: VersionGenerator = templateGenerator,
+  generator: VersionGenerator = builtinWriter,
 ): Promise<{ audienceId: string; versionId: string }> {
   return scope.transaction(async (tx) => {
     await visiblePage(tx, input.pageId, { lock: true });

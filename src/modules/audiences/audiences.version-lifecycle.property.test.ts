@@ -10,7 +10,7 @@ import { archiveAudience } from './audiences.service.js';
 import { claimVersion, completeVersion } from './audiences.generation.js';
 import { processNextVersion } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
-import { templateGenerator } from './audiences.template-generator.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { publishPageDrafts } from './audiences.versions.js';
 import { isRunnable } from './audiences.version-lifecycle.js';
 
@@ -73,7 +73,7 @@ async function apply(o: Op, pageId: string, audienceId: string, archived: boolea
       return;
     }
     case 'work':
-      await worker(o.ok ? templateGenerator : broken);
+      await worker(o.ok ? builtinWriter : broken);
       return;
     case 'crash':
       await t.database.kysely.transaction().execute(async (trx) => {
@@ -237,9 +237,9 @@ describe('the version lifecycle under random operations', () => {
     await fc.assert(
       fc.asyncProperty(fc.boolean(), fc.array(op, { minLength: 1, maxLength: 14 }), async (pagePublished, ops) => {
         // finish what earlier runs left in the queue, so each run starts clean
-        for (let i = 0; i < 50 && (await worker(templateGenerator)) !== null; i++);
+        for (let i = 0; i < 50 && (await worker(builtinWriter)) !== null; i++);
         t.clock.advance(3_600_000);
-        for (let i = 0; i < 50 && (await worker(templateGenerator)) !== null; i++);
+        for (let i = 0; i < 50 && (await worker(builtinWriter)) !== null; i++);
         const pageId = await makePage(tenant.scope, t.clock, { status: pagePublished ? 'published' : 'draft' });
         const { audienceId } = await makeAudience(tenant.scope, t.clock, { pageId });
         let archived = false;

@@ -124,3 +124,25 @@ export async function publishPageDrafts(scope: TenantScope, clock: Clock, pageId
     return published;
   });
 }
+
+/**
+ * A version with how it was made and what it cost (docs/audience-versions.md#what-is-stored):
+ * what `audience-pages version show` prints, until the version endpoint of the authoring issue.
+ */
+export async function versionWithGeneration(scope: TenantScope, versionId: string) {
+  const row = await q.findVersionGeneration(scope, versionId);
+  if (row === undefined) throw notFound('audience version', versionId);
+  const count = (n: number | null) => (n === null ? null : Number(n));
+  return {
+    ...toVersion(row),
+    generation: {
+      generator: row.generator,
+      model: row.model,
+      inputTokens: count(row.input_tokens),
+      outputTokens: count(row.output_tokens),
+      durationMs: count(row.generation_ms),
+      attempts: Number(row.attempts),
+      lastFailureReason: row.failure_reason,
+    },
+  };
+}

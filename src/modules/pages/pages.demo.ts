@@ -3,6 +3,31 @@ import { createPage, type NewPage } from './pages.service.js';
 
 const BRAND = 'brand_northwind';
 
+/**
+ * Briefs are the pages' material, written the way the built-in writer lays them out (a first
+ * paragraph, then a section per heading; lists become value points or steps) and a model rewrites
+ * them for each reader. `{{company}}` and `{{person}}` are filled per audience.
+ */
+const PRICING_BRIEF = [
+  'One plan per team, priced by the pages you keep live — not by seats. Every plan starts with a 14-day free trial.',
+  '## What {{company}} gets',
+  '- **A page per account**: every prospect gets a page that speaks to their team, their goals and their stage.',
+  '- **Your knowledge, reused**: answers, proof points and pricing notes come from your own topics.',
+  '- **Visits you can act on**: see who read what, for how long, and which page led to a meeting.',
+  '## How buying works',
+  '1. **Try it**: 14 days with every feature, no credit card.',
+  '2. **Pick a plan**: by the number of live audiences; change it any month.',
+  '3. **Go live**: annual plans include onboarding with a solutions engineer.',
+].join('\n\n');
+
+const ENTERPRISE_BRIEF = [
+  'A plan for sales teams of 500 people and more: one brand, many teams, every page measured.',
+  '## Built for large teams',
+  '- **Regional workspaces**: each team keeps its own pages and reports.',
+  '- **Security reviewed**: SOC 2 Type II, single sign-on and audit logs.',
+  '- **Your CRM, in sync**: Salesforce and HubSpot, both ways.',
+].join('\n\n');
+
 /** A page for each type and state a tenant meets in practice, one of them archived, one deleted. */
 function demoPages(): NewPage[] {
   const footer = [
@@ -25,7 +50,7 @@ function demoPages(): NewPage[] {
     {
       name: 'Inbound: pricing page visitors',
       title: 'Pricing that fits {{company}}',
-      pageContext: 'Visitors who viewed pricing twice in a week. Emphasize ROI and the free trial.',
+      pageContext: PRICING_BRIEF,
       pageType: 'inbound',
       status: 'published',
       brandId: BRAND,
@@ -64,7 +89,7 @@ function demoPages(): NewPage[] {
     {
       name: 'Outbound: Q4 enterprise sequence',
       title: 'A plan for {{company}}',
-      pageContext: 'Cold outbound to VP Sales at companies over 500 employees.',
+      pageContext: ENTERPRISE_BRIEF,
       pageType: 'outbound',
       status: 'published',
       brandId: BRAND,
@@ -76,7 +101,13 @@ function demoPages(): NewPage[] {
     {
       name: 'Call follow-up: discovery recap',
       title: 'Recap of our call',
-      pageContext: 'Summary of the discovery call, next steps and the mutual action plan.',
+      pageContext: [
+        'Thank you for the time today, {{person}}. Here is what we heard and what happens next.',
+        '## Next steps',
+        '1. **Technical review**: your IT team checks single sign-on and the CRM sync.',
+        '2. **Pilot**: one campaign for {{company}}, live within two weeks.',
+        '3. **Decision**: we review the pilot together and agree on the plan.',
+      ].join('\n\n'),
       pageType: 'call_followup',
       status: 'draft',
       brandId: BRAND,
@@ -92,7 +123,15 @@ function demoPages(): NewPage[] {
     {
       name: 'Sales deck: platform overview',
       title: 'Northwind platform overview',
-      pageContext: 'Interactive deck covering platform, integrations and security.',
+      pageContext: [
+        'One platform for personal pages: written from your knowledge, measured on every visit.',
+        '## The platform',
+        '- **Pages**: a page per account, person or segment, on your own domain.',
+        '- **Knowledge**: topics hold your answers, proof points and pricing notes.',
+        '- **Insights**: engaged time, scroll depth and conversions per page and per person.',
+        '## Integrations',
+        'Salesforce and HubSpot sync both ways. Webhooks tell your other systems when a page goes live or a form comes in.',
+      ].join('\n\n'),
       pageType: 'sales_deck',
       status: 'published',
       brandId: BRAND,
@@ -105,7 +144,7 @@ function demoPages(): NewPage[] {
     {
       name: 'Custom: partner co-marketing',
       title: 'Northwind × Partner',
-      pageContext: 'Co-branded page for the partner webinar audience.',
+      pageContext: 'A page for everyone who joined our partner webinar, with the recording and the offer we discussed.',
       pageType: 'custom',
       status: 'draft',
       brandId: 'brand_partner',

@@ -6,6 +6,35 @@ import { writePersonLog } from './person-logs.service.js';
 /** Log entries as integrations send them; the persons they name are created on the way. */
 function demoPersonLogs(): PersonLogBody[] {
   return [
+    // The people the demo audiences address (audiences.demo.ts), in its order.
+    {
+      source: 'hubspot',
+      type: 'page-viewed',
+      name: 'Jane Doe',
+      email: 'jane.doe@acme.example',
+      payload: { page: 'pricing', visitsThisWeek: 2 },
+    },
+    {
+      source: 'calendly',
+      type: 'meeting-booked',
+      name: 'Sam Lee',
+      email: 'sam.lee@globex.example',
+      payload: { topic: 'Rolling out to three regional sales teams', meetingAt: '2026-11-20T16:00:00.000Z' },
+    },
+    {
+      source: 'salesforce',
+      type: 'opportunity-updated',
+      name: 'Pat Kim',
+      email: 'pat.kim@initech.example',
+      payload: { stage: 'evaluation', focus: 'annual budget' },
+    },
+    {
+      source: 'web-form',
+      type: 'whitepaper-downloaded',
+      name: 'Alex Ray',
+      email: 'alex.ray@umbrella.example',
+      payload: { title: 'Security and SSO at Northwind' },
+    },
     {
       source: 'web-form',
       type: 'form-submitted',

@@ -71,3 +71,15 @@ export async function insertWithNewPerson(scope: TenantScope, row: NewPersonWith
   if (!supportsDataModifyingWith(scope.engine)) throw new Error('insertWithNewPerson needs a data-modifying WITH');
   return (await newPersonWithEntry(scope, row)).length > 0;
 }
+
+/** A person's most recent entries, newest first (the index on tenant, person, created_at serves it). */
+export async function recentPersonLogs(scope: TenantScope, personId: string, limit: number) {
+  return scope
+    .selectFrom('person_logs')
+    .select(['person_logs.source', 'person_logs.type', 'person_logs.payload', 'person_logs.created_at'])
+    .where('person_logs.person_id', '=', personId)
+    .orderBy('person_logs.created_at', 'desc')
+    .orderBy('person_logs.id', 'desc')
+    .limit(limit)
+    .execute();
+}

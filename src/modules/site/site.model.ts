@@ -1,6 +1,7 @@
 /**
  * The page model: what a visitor's page shows, read from a version's stored artifact
- * (`application/vnd.audience-page.v1+json`, made by the audiences module's generator). Pure and
+ * (`application/vnd.audience-page.v1+json`, or v2 with the generated `copy`; made by the audiences
+ * module's generators). Pure and
  * defensive: the artifact is JSON written by an earlier version of the service, so every field is
  * checked and anything unexpected is left out rather than trusted. Rendering (site.render.tsx)
  * works on this model only.
@@ -58,6 +59,19 @@ export interface HeadModel {
   twitter: [name: string, content: string][];
 }
 
+/** A body section of a v2 page; text fields are plain text, `body` and `answer` safe Markdown. */
+export type SectionModel =
+  | { kind: 'text'; heading: string; body: string }
+  | { kind: 'benefits' | 'steps'; heading: string; intro: string; items: { title: string; text: string }[] }
+  | { kind: 'proof'; heading: string; items: { quote: string; attribution: string }[] }
+  | { kind: 'faq'; heading: string; items: { question: string; answer: string }[] };
+
+/** What a generator wrote for a v2 page, beyond the heading, lead and call-to-action texts. */
+export interface CopyModel {
+  eyebrow: string | null;
+  sections: SectionModel[];
+}
+
 export interface PageModel {
   pageId: string;
   audienceId: string;
@@ -77,6 +91,8 @@ export interface PageModel {
   widgets: WidgetModel[];
   footer: FooterGroupModel[];
   scripts: ScriptModel[];
+  /** The generated copy of a v2 page; null for a v1 page. */
+  copy: CopyModel | null;
 }
 
 /** Builds first-party paths to images stored in the service (files and assets). */
@@ -148,10 +164,16 @@ function action(value: unknown): ActionModel | null {
   };
 }
 
-function head(content: Record<string, unknown>, metadata: Record<string, unknown>, imagePath: ImagePath): HeadModel {
+function head(
+  content: Record<string, unknown>,
+  metadata: Record<string, unknown>,
+  imagePath: ImagePath,
+  seo: Record<string, unknown>,
+): HeadModel {
   const heading = str(content.title, 255);
-  const title = text(metadata.title, 255) ?? (heading.trim() || 'Page');
-  const description = text(metadata.description);
+  // Metadata the tenant set wins over the generated SEO texts (a v1 artifact has none).
+  const title = text(metadata.title, 255) ?? text(seo.title, 255) ?? (heading.trim() || 'Page');
+  const description = text(metadata.description) ?? text(seo.description, 1000);
   const absoluteImage = (url: unknown, fileId: unknown) => {
     const direct = safeHref(url, IMAGE_PROTOCOLS);
     if (direct !== null && !direct.startsWith('/')) return direct;
@@ -196,16 +218,80 @@ function head(content: Record<string, unknown>, metadata: Record<string, unknown
   };
 }
 
+const items = <T>(value: unknown, max: number, read: (item: Record<string, unknown>) => T) =>
+  list(value)
+    .slice(0, max)
+    .map((item) => read(record(item)));
+
+function section(value: unknown): SectionModel | null {
+  const s = record(value);
+  const heading = str(s.heading, 255).trim();
+  const titled = (i: Record<string, unknown>) => ({ title: str(i.title, 255).trim(), text: str(i.text, 1000).trim() });
+  switch (s.kind) {
+    case 'text':
+      return { kind: 'text', heading, body: str(s.body, 5000) };
+    case 'benefits':
+    case 'steps':
+      return { kind: s.kind, heading, intro: str(s.intro, 1000).trim(), items: items(s.items, 12, titled) };
+    case 'proof':
+      return {
+        kind: 'proof',
+        heading,
+        items: items(s.items, 6, (i) => ({
+          quote: str(i.quote, 1000).trim(),
+          attribution: str(i.attribution, 255).trim(),
+        })),
+      };
+    case 'faq':
+      return {
+        kind: 'faq',
+        heading,
+        items: items(s.items, 12, (i) => ({ question: str(i.question, 500).trim(), answer: str(i.answer, 3000) })),
+      };
+    default:
+      return null;
+  }
+}
+
+/**
+ * The generated copy of a v2 artifact, and its call-to-action texts by action id (they replace the
+ * tenant's texts of those actions; the actions' URLs stay the tenant's).
+ */
+function copyOf(content: Record<string, unknown>) {
+  if (content.copy === undefined) return null;
+  const copy = record(content.copy);
+  const hero = record(copy.hero);
+  const texts = new Map<string, { buttonTitle: string; purpose: string }>();
+  for (const a of list(copy.actions).map(record)) {
+    const buttonTitle = str(a.buttonTitle, 255).trim();
+    if (buttonTitle !== '') texts.set(str(a.actionId, 200), { buttonTitle, purpose: str(a.purpose, 1000) });
+  }
+  return {
+    model: {
+      eyebrow: text(hero.eyebrow, 255),
+      sections: list(copy.sections)
+        .slice(0, 12)
+        .map(section)
+        .filter((x): x is SectionModel => x !== null),
+    },
+    subheadline: text(hero.subheadline, 1000),
+    seo: record(copy.seo),
+    texts,
+  };
+}
+
 /** The model of one version's page, from its stored artifact (`{ contentType, content, … }`). */
 export function pageModel(artifact: unknown, imagePath: ImagePath): PageModel {
   const content = record(record(artifact).content);
   const metadata = record(content.metadata);
+  const copy = copyOf(content);
   const actions = list(content.actions)
     .map(action)
-    .filter((a): a is ActionModel => a !== null);
+    .filter((a): a is ActionModel => a !== null)
+    .map((a) => ({ ...a, ...copy?.texts.get(a.actionId) }));
   const headerActionId = str(content.headerActionId, 200);
   const headerAction = actions.find((a) => a.actionId === headerActionId) ?? null;
-  const model = head(content, metadata, imagePath);
+  const model = head(content, metadata, imagePath, copy?.seo ?? {});
   return {
     pageId: str(content.pageId, 200),
     audienceId: str(content.audienceId, 200),
@@ -213,7 +299,7 @@ export function pageModel(artifact: unknown, imagePath: ImagePath): PageModel {
     pageType: str(content.pageType, 100),
     head: model,
     heading: str(content.title, 255).trim() || model.title,
-    lead: model.description,
+    lead: copy === null ? model.description : copy.subheadline,
     siteName: text(metadata.ogSiteName, 255) ?? text(metadata.title, 255),
     accent: model.themeColor !== null && HEX_COLOUR.test(model.themeColor) ? model.themeColor : null,
     headerAction,
@@ -245,5 +331,6 @@ export function pageModel(artifact: unknown, imagePath: ImagePath): PageModel {
       .map((s) => record(s))
       .filter((s) => typeof s.content === 'string' && s.content.trim() !== '')
       .map((s) => ({ name: str(s.name, 255), content: str(s.content, 100_000) })),
+    copy: copy?.model ?? null,
   };
 }

@@ -10,6 +10,7 @@ import {
 } from '../form-submissions/index.js';
 import { cspHash } from './site.headers.js';
 import type { ActionModel, FooterGroupModel, HeadModel, PageModel, ScriptModel, WidgetModel } from './site.model.js';
+import { CopyMain } from './site.render-sections.js';
 
 /**
  * Pages as HTML, with Preact's server renderer: every text and attribute value is escaped by
@@ -324,6 +325,17 @@ function Footer({ groups }: { groups: FooterGroupModel[] }) {
 
 function Body({ model, scripts, formState }: { model: PageModel; scripts: string[]; formState: FormState | null }) {
   const others = model.actions.filter((a) => a !== model.headerAction || a.form !== null);
+  const nextSteps = others.length > 0 && (
+    <section class="ap-actions" aria-labelledby="ap-next-steps">
+      <h2 id="ap-next-steps">Next steps</h2>
+      <ul class="ap-grid">
+        {others.map((action) => (
+          <ActionCard action={action} audienceId={model.audienceId} formState={formState} />
+        ))}
+      </ul>
+    </section>
+  );
+  const widgets = model.widgets.map((widget, index) => <Widget widget={widget} index={index} />);
   return (
     <body>
       <a class="ap-skip" href="#main">
@@ -336,29 +348,24 @@ function Body({ model, scripts, formState }: { model: PageModel; scripts: string
         </div>
       </header>
       <main id="main" class="ap-wrap">
-        <section class="ap-hero">
-          <h1>{model.heading}</h1>
-          {model.lead !== null && <p class="ap-lead">{model.lead}</p>}
-          {model.headerAction !== null && model.headerAction.form === null && (
-            <div class="ap-hero-action">
-              {model.headerAction.purpose.trim() !== '' && <p>{model.headerAction.purpose}</p>}
-              <ActionButton action={model.headerAction} large />
-            </div>
-          )}
-        </section>
-        {others.length > 0 && (
-          <section class="ap-actions" aria-labelledby="ap-next-steps">
-            <h2 id="ap-next-steps">Next steps</h2>
-            <ul class="ap-grid">
-              {others.map((action) => (
-                <ActionCard action={action} audienceId={model.audienceId} formState={formState} />
-              ))}
-            </ul>
-          </section>
+        {model.copy !== null ? (
+          <CopyMain model={model} copy={model.copy} Button={ActionButton} nextSteps={nextSteps} widgets={widgets} />
+        ) : (
+          <>
+            <section class="ap-hero">
+              <h1>{model.heading}</h1>
+              {model.lead !== null && <p class="ap-lead">{model.lead}</p>}
+              {model.headerAction !== null && model.headerAction.form === null && (
+                <div class="ap-hero-action">
+                  {model.headerAction.purpose.trim() !== '' && <p>{model.headerAction.purpose}</p>}
+                  <ActionButton action={model.headerAction} large />
+                </div>
+              )}
+            </section>
+            {nextSteps}
+            {widgets}
+          </>
         )}
-        {model.widgets.map((widget, index) => (
-          <Widget widget={widget} index={index} />
-        ))}
       </main>
       <Footer groups={model.footer} />
       {scripts.map((code) => (

@@ -71,3 +71,29 @@ export async function entryStats(scope: TenantScope, topicId: string) {
 export async function insertEntry(scope: TenantScope, row: Omit<Insertable<TopicEntriesTable>, 'tenant_id'>) {
   await scope.insertInto('topic_entries', row).execute();
 }
+
+/**
+ * The tenant's topic entries with their topic, the default topic first, then topics and entries by
+ * sortOrder (creation breaking ties): what generation reads of the tenant's knowledge.
+ */
+export async function listKnowledge(scope: TenantScope, limit: number) {
+  return scope
+    .selectFrom('topic_entries')
+    .innerJoin('topics', (join) =>
+      join.onRef('topics.id', '=', 'topic_entries.topic_id').onRef('topics.tenant_id', '=', 'topic_entries.tenant_id'),
+    )
+    .select([
+      'topics.id as topic_id',
+      'topics.title',
+      'topics.is_default',
+      'topic_entries.content_type',
+      'topic_entries.content',
+    ])
+    .orderBy('topics.is_default', 'desc')
+    .orderBy('topics.sort_order')
+    .orderBy('topics.id')
+    .orderBy('topic_entries.sort_order')
+    .orderBy('topic_entries.id')
+    .limit(limit)
+    .execute();
+}

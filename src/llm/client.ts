@@ -1,0 +1,175 @@
+import OpenAI from 'openai';
+import PQueue from 'p-queue';
+import type { Config } from '../config.js';
+import { classifyProviderError, LlmError, type LlmUsage } from './errors.js';
+
+/**
+ * The language-model plumbing every feature shares (generation now, the on-page agent next): one
+ * client per process for an OpenAI-compatible Chat Completions endpoint, built from the LLM_*
+ * settings, with the process's limit of calls in flight, typed failures (errors.ts) and the usage
+ * of every call. It knows no resource: prompts and schemas belong to the module that sends them.
+ * ADR 0007 says why the official `openai` package.
+ */
+export interface LlmSettings {
+  baseUrl: string;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+  maxOutputTokens: number;
+  concurrency: number;
+}
+
+/** The settings when a model is configured (LLM_BASE_URL and LLM_MODEL), else null. */
+export function llmSettings(config: Config): LlmSettings | null {
+  if (config.llmBaseUrl === null || config.llmModel === null) return null;
+  return {
+    baseUrl: config.llmBaseUrl,
+    apiKey: config.llmApiKey,
+    model: config.llmModel,
+    timeoutMs: config.llmTimeoutMs,
+    maxOutputTokens: config.llmMaxOutputTokens,
+    concurrency: config.llmConcurrency,
+  };
+}
+
+export interface LlmMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A call asking for JSON that matches `schema` (strict structured output, strict-schema.ts). */
+export interface StructuredCall {
+  schemaName: string;
+  schema: Record<string, unknown>;
+  messages: LlmMessage[];
+  signal?: AbortSignal;
+}
+
+export interface LlmAnswer {
+  /** The answer's text: for a structured call, JSON that still has to be validated. */
+  text: string;
+  usage: LlmUsage;
+}
+
+export class LlmClient {
+  readonly #openai: OpenAI;
+  readonly #slots: PQueue;
+
+  constructor(
+    readonly settings: LlmSettings,
+    options: { fetch?: typeof fetch } = {},
+  ) {
+    this.#openai = new OpenAI({
+      baseURL: settings.baseUrl,
+      // The SDK insists on a key; without one (local servers) the header is taken out again below.
+      apiKey: settings.apiKey ?? 'none',
+      defaultHeaders: settings.apiKey === null ? { Authorization: null } : undefined,
+      // Given explicitly so that no OPENAI_* variable of the environment changes what is sent.
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      // The job runner retries, on its own schedule and with its own accounting.
+      maxRetries: 0,
+      timeout: settings.timeoutMs,
+      logLevel: 'off',
+      fetch: options.fetch,
+    });
+    this.#slots = new PQueue({ concurrency: settings.concurrency });
+  }
+
+  /** One call for structured output; throws an LlmError (errors.ts) on any failure. */
+  async structured(call: StructuredCall): Promise<LlmAnswer> {
+    const release = await this.#slot();
+    const started = performance.now();
+    try {
+      const completion = await this.#openai.chat.completions.create(
+        {
+          model: this.settings.model,
+          messages: call.messages,
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: call.schemaName, strict: true, schema: call.schema },
+          },
+          max_completion_tokens: this.settings.maxOutputTokens,
+        },
+        { signal: call.signal },
+      );
+      const usage = this.#usage(completion.model, completion.usage, started);
+      const choice = completion.choices[0];
+      if (choice?.message.refusal) {
+        throw new LlmError(`the model refused: ${choice.message.refusal.slice(0, 200)}`, 'attempt', { usage });
+      }
+      if (choice?.finish_reason === 'length') {
+        throw new LlmError(
+          `the answer was cut off at LLM_MAX_OUTPUT_TOKENS (${this.settings.maxOutputTokens})`,
+          'attempt',
+          { usage },
+        );
+      }
+      const text = choice?.message.content;
+      if (typeof text !== 'string' || text === '') throw new LlmError('the answer was empty', 'attempt', { usage });
+      return { text, usage };
+    } catch (error) {
+      throw classifyProviderError(error, this.settings);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A streamed answer (SSE, `stream_options.include_usage`): yields the text as it comes and
+   * returns the usage once the stream ends. Holds one of the process's slots while it streams.
+   */
+  async *stream(call: { messages: LlmMessage[]; signal?: AbortSignal }): AsyncGenerator<string, LlmUsage> {
+    const release = await this.#slot();
+    const started = performance.now();
+    try {
+      const chunks = await this.#openai.chat.completions.create(
+        {
+          model: this.settings.model,
+          messages: call.messages,
+          stream: true,
+          stream_options: { include_usage: true },
+          max_completion_tokens: this.settings.maxOutputTokens,
+        },
+        { signal: call.signal },
+      );
+      let model = this.settings.model;
+      let reported: OpenAI.CompletionUsage | undefined;
+      for await (const chunk of chunks) {
+        if (chunk.model) model = chunk.model;
+        if (chunk.usage) reported = chunk.usage;
+        const delta = chunk.choices[0]?.delta?.content;
+        if (delta) yield delta;
+      }
+      return this.#usage(model, reported, started);
+    } catch (error) {
+      throw classifyProviderError(error, this.settings);
+    } finally {
+      release();
+    }
+  }
+
+  /** Waits for one of the process's LLM_CONCURRENCY slots; the function returned gives it back. */
+  async #slot(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await new Promise<void>((started) => {
+      void this.#slots.add(() => {
+        started();
+        return held;
+      });
+    });
+    return release;
+  }
+
+  #usage(model: string, usage: OpenAI.CompletionUsage | null | undefined, started: number): LlmUsage {
+    return {
+      model: model || this.settings.model,
+      inputTokens: usage?.prompt_tokens ?? 0,
+      outputTokens: usage?.completion_tokens ?? 0,
+      durationMs: Math.round(performance.now() - started),
+      calls: 1,
+    };
+  }
+}

@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { FormState } from './site.render.js';
+import { pageModel } from './site.model.js';
+import { renderPage } from './site.render.js';
+
+/**
+ * Versions stored before the v2 page keep their bytes: a v1 artifact (made by the retired
+ * `template-v1` generator) renders exactly as it did when the fixture was recorded.
+ */
+const fixture = (name: string) => fs.readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8');
+const artifact: unknown = JSON.parse(fixture('page-v1.artifact.json'));
+const ctx = {
+  origin: 'https://pages.example.com',
+  viewToken: 'audience_01.sig',
+  assets: { stylesheet: '/_ap/page.abc.css', script: '/_ap/page.def.js' },
+};
+const model = pageModel(artifact, (kind, id) => `/_ap/img/${kind}/${id}`);
+
+describe('a stored v1 version', () => {
+  it('renders byte for byte as before, with the same CSP', () => {
+    const page = renderPage(model, ctx);
+    expect(page.html).toBe(fixture('page-v1.html'));
+    expect(page.csp).toBe(fixture('page-v1.csp.txt'));
+  });
+
+  it('renders a refused form shown again byte for byte as before', () => {
+    const formState = {
+      actionId: 'act_3',
+      values: { email: 'bad', name: '<x>' },
+      problems: [{ field: 'email', message: 'Enter an email' }],
+    } as FormState;
+    expect(renderPage(model, ctx, formState).html).toBe(fixture('page-v1.form-state.html'));
+  });
+});
