@@ -1,3 +1,4 @@
+import { isIP, isIPv6 } from 'node:net';
 import path from 'node:path';
 
 /**
@@ -98,6 +99,21 @@ export interface Config {
   readonly trustProxy: boolean | number;
   /** Days that audience sessions recorded by pages are kept (older whole hours are deleted). */
   readonly sessionRetentionDays: number;
+
+  // ---- Tenant domains and DNS (issue 26), parsed by `parseDomainSettings` below ----
+  /**
+   * The name servers of every look-up the service makes itself (domain ownership proofs, webhook
+   * and enrichment hosts), as `address:port` (`DNS_SERVERS`, comma-separated; a bare address means
+   * port 53). Null: the system's (`/etc/resolv.conf`).
+   */
+  readonly dnsServers: readonly string[] | null;
+  /**
+   * Host names the API is reached at besides the host of PUBLIC_BASE_URL (`API_HOSTNAMES`,
+   * comma-separated). No tenant may claim them or any name under them, and the TLS `ask` endpoint
+   * answers 200 for them.
+   */
+  readonly apiHostnames: readonly string[];
+  // ---- end of tenant domains and DNS ----
 }
 
 export class ConfigError extends Error {
@@ -269,6 +285,7 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
     formDedupeWindowSeconds: int('FORM_DEDUPE_WINDOW_SECONDS', 600, 1, 86_400),
     trustProxy,
     sessionRetentionDays: int('SESSION_RETENTION_DAYS', 400, 1, 36_500),
+    ...parseDomainSettings(env, problems),
   };
 
   if (config.webConcurrency > 1 && databaseUrl === null) {
@@ -280,3 +297,48 @@ export function parseConfig(env: Env, cwd = process.cwd()): Config {
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }
+
+// ---- Tenant domains and DNS (issue 26): DNS_SERVERS, API_HOSTNAMES ----
+
+/** `address:port`, `address`, `[ipv6]:port` or a bare IPv6 address, as c-ares' setServers takes them. */
+function nameServerProblem(entry: string): string | null {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  const [address, port] = bracketed
+    ? [bracketed[1]!, bracketed[2]]
+    : isIPv6(entry)
+      ? [entry, undefined]
+      : (entry.split(/:(?=[^:]*$)/) as [string, string | undefined]);
+  if (isIP(address) === 0) return 'is not an IP address';
+  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) {
+    return 'has a port that is not 1-65535';
+  }
+  return null;
+}
+
+function parseDomainSettings(env: Env, problems: string[]): Pick<Config, 'dnsServers' | 'apiHostnames'> {
+  const list = (name: string) =>
+    (env[name] ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+
+  const dnsServers = list('DNS_SERVERS');
+  for (const entry of dnsServers) {
+    const problem = nameServerProblem(entry);
+    if (problem !== null) problems.push(`DNS_SERVERS entry "${entry}" ${problem} (expected address:port, e.g. 10.0.0.2:53)`);
+  }
+
+  const apiHostnames: string[] = [];
+  for (const entry of list('API_HOSTNAMES')) {
+    const hostname = entry.toLowerCase().replace(/\.$/, '');
+    if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(hostname)) {
+      problems.push(`API_HOSTNAMES entry "${entry}" must be a host name (no scheme, port or path), e.g. api.pages.example.com`);
+    } else if (!apiHostnames.includes(hostname)) apiHostnames.push(hostname);
+  }
+
+  return {
+    dnsServers: dnsServers.length > 0 ? Object.freeze(dnsServers) : null,
+    apiHostnames: Object.freeze(apiHostnames),
+  };
+}
+// ---- end of tenant domains and DNS ----
