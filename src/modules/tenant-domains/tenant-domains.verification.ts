@@ -37,9 +37,9 @@ export const FAILING_RECHECK_MS = HOUR_MS;
 /** The longest one check waits for DNS. */
 export const CHECK_DNS_TIMEOUT_MS = 5_000;
 
-/** The wait before the next check of a pending claim after `attempts` checks: 1 min, doubling, at most 1 h. */
-export function pendingRetryDelayMs(attempts: number): number {
-  return Math.min(60_000 * 2 ** Math.max(0, attempts - 1), HOUR_MS);
+/** The wait before the next check of a pending claim after `checks` checks: 1 min after the claim, doubling, at most 1 h. */
+function pendingRetryDelayMs(checks: number): number {
+  return Math.min(60_000 * 2 ** checks, HOUR_MS);
 }
 
 /** The resolver of the proofs: the service's own (c-ares), asking DNS_SERVERS when they are set. */
@@ -62,7 +62,7 @@ export function newClaim(hostname: string, now: Date) {
     verification_token: token,
     status: 'pending',
     pending_until: new Date(now.getTime() + PENDING_CHECK_PERIOD_MS).toISOString(),
-    next_check_at: new Date(now.getTime() + pendingRetryDelayMs(1)).toISOString(),
+    next_check_at: new Date(now.getTime() + pendingRetryDelayMs(0)).toISOString(),
   } as const;
 }
 
@@ -168,7 +168,7 @@ type CheckState = Pick<
  *   verification: the claim is pending again (not serving, checked for another period).
  * - verified, DNS error → nothing changes but the next check (hourly): a failing resolver or zone
  *   is not evidence that the owner changed, and never ends a verification.
- * - unverified, not found → pending, retried at 1, 2, 4 … 60 min until `pending_until`, then expired.
+ * - unverified, not found → pending, checked 1, 2, 4 … 60 min apart until `pending_until`, then expired.
  */
 export function afterCheck(
   row: CheckState,
