@@ -325,14 +325,17 @@ function parseDomainSettings(env: Env, problems: string[]): Pick<Config, 'dnsSer
   const dnsServers = list('DNS_SERVERS');
   for (const entry of dnsServers) {
     const problem = nameServerProblem(entry);
-    if (problem !== null) problems.push(`DNS_SERVERS entry "${entry}" ${problem} (expected address:port, e.g. 10.0.0.2:53)`);
+    if (problem !== null)
+      problems.push(`DNS_SERVERS entry "${entry}" ${problem} (expected address:port, e.g. 10.0.0.2:53)`);
   }
 
   const apiHostnames: string[] = [];
   for (const entry of list('API_HOSTNAMES')) {
     const hostname = entry.toLowerCase().replace(/\.$/, '');
     if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(hostname)) {
-      problems.push(`API_HOSTNAMES entry "${entry}" must be a host name (no scheme, port or path), e.g. api.pages.example.com`);
+      problems.push(
+        `API_HOSTNAMES entry "${entry}" must be a host name (no scheme, port or path), e.g. api.pages.example.com`,
+      );
     } else if (!apiHostnames.includes(hostname)) apiHostnames.push(hostname);
   }
 

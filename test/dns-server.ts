@@ -7,7 +7,7 @@ import { AUTHORITATIVE_ANSWER, decode, encode, RECURSION_AVAILABLE, type Answer 
  * (an empty list: the name exists but has no TXT record), a failure code, or nothing at all (the
  * resolver times out). A name the server was told nothing about does not exist (NXDOMAIN).
  */
-export type TestTxtAnswer = (string | string[])[] | 'SERVFAIL' | 'REFUSED' | 'silence';
+type TestTxtAnswer = (string | string[])[] | 'SERVFAIL' | 'REFUSED' | 'silence';
 
 const RCODES = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 

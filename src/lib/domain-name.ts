@@ -133,7 +133,8 @@ function unclaimableReason(hostname: string): string | null {
     if (why !== undefined) return `must not be under ".${suffix}", which ${why}`;
   }
   const tld = hostname.slice(hostname.lastIndexOf('.') + 1);
-  if (!parse(tld, PSL_OPTIONS).isIcann) return `must be under a top-level domain of the public DNS ("${tld}" is not one)`;
+  if (!parse(tld, PSL_OPTIONS).isIcann)
+    return `must be under a top-level domain of the public DNS ("${tld}" is not one)`;
   if (getPublicSuffix(hostname, PSL_OPTIONS) === hostname) {
     return 'must not be a public suffix (a name under which anyone can register names), but a name under it';
   }

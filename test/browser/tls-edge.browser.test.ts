@@ -25,7 +25,8 @@ import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREE
 
 const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy';
 const HAVE_CADDY = fs.existsSync(CADDY);
-if (!HAVE_CADDY) console.log(`TLS edge test skipped: no Caddy at ${CADDY} (apt-get install -y caddy; CI always runs it)`);
+if (!HAVE_CADDY)
+  console.log(`TLS edge test skipped: no Caddy at ${CADDY} (apt-get install -y caddy; CI always runs it)`);
 announceMissingBrowser();
 
 const API_HOST = 'api.audience-edge.com';

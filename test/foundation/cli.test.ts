@@ -85,7 +85,9 @@ describe('operator CLI', () => {
       const dnsEnv = { ...db.env, DNS_SERVERS: dns.address };
       const domainCli = (...args: string[]) => runCliProcess([...args, '--json'], dnsEnv);
       const tenant = json((await cli('tenant', 'create', '--name', 'Domains')).stdout);
-      const added = json((await domainCli('domain', 'add', 'shop.cli-domains.com', '--tenant', tenant.tenantId)).stdout);
+      const added = json(
+        (await domainCli('domain', 'add', 'shop.cli-domains.com', '--tenant', tenant.tenantId)).stdout,
+      );
       expect(added).toMatchObject({
         hostname: 'shop.cli-domains.com',
         status: 'pending',

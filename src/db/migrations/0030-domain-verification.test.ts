@@ -14,7 +14,9 @@ describe('migration 0030: proven tenant domains', () => {
     const at = '2026-01-05T10:00:00.000Z';
     await k.insertInto('tenants').values({ id: 'tenant_a', name: 'A', created_at: at }).execute();
     const old = (id: string, hostname: string, deleted_at: string | null = null) =>
-      k.insertInto('tenant_domains').values({ id, tenant_id: 'tenant_a', hostname, created_at: at, deleted_at } as never);
+      k
+        .insertInto('tenant_domains')
+        .values({ id, tenant_id: 'tenant_a', hostname, created_at: at, deleted_at } as never);
     await old('domain_live', 'go.acme-shop.com').execute();
     await old('domain_local', 'acme.localhost').execute();
     await old('domain_gone', 'old.acme-shop.com', at).execute();
@@ -42,7 +44,14 @@ describe('migration 0030: proven tenant domains', () => {
     const claim = (id: string, status: string) =>
       k
         .insertInto('tenant_domains')
-        .values({ id, tenant_id: 'tenant_b', hostname: 'go.acme-shop.com', created_at: at, status, verification_token: 'x' } as never)
+        .values({
+          id,
+          tenant_id: 'tenant_b',
+          hostname: 'go.acme-shop.com',
+          created_at: at,
+          status,
+          verification_token: 'x',
+        } as never)
         .execute();
     await expect(claim('domain_b_verified', 'verified')).rejects.toThrow();
     await claim('domain_b_pending', 'pending');

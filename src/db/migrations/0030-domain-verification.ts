@@ -18,8 +18,12 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   const t = columnTypes(engine);
   // One statement per column: SQLite adds one column per `alter table`.
   const table = () => db.schema.alterTable('tenant_domains');
-  await table().addColumn('status', 'text', (c) => c.notNull().defaultTo('verified')).execute();
-  await table().addColumn('verification_token', 'text', (c) => c.notNull().defaultTo('')).execute();
+  await table()
+    .addColumn('status', 'text', (c) => c.notNull().defaultTo('verified'))
+    .execute();
+  await table()
+    .addColumn('verification_token', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
   await table().addColumn('verified_at', t.timestamp).execute();
   await table().addColumn('checked_at', t.timestamp).execute();
   await table().addColumn('check_result', 'text').execute();
@@ -27,9 +31,13 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await table().addColumn('proof_missing_since', t.timestamp).execute();
   await table().addColumn('pending_until', t.timestamp).execute();
   await table().addColumn('next_check_at', t.timestamp).execute();
-  await table().addColumn('check_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await table()
+    .addColumn('check_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await table().addColumn('check_lease_token', 'text').execute();
-  await table().addColumn('revision', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await table()
+    .addColumn('revision', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   const now = new Date().toISOString();
   const rows: { id: string; hostname: string; created_at: string; deleted_at: string | null }[] = await db

@@ -17,19 +17,23 @@ export const TENANT_DOMAINS_TAG = 'Tenant domains (extension)';
 /** How many live domains (claims of any status) one tenant may have. */
 export const MAX_DOMAINS_PER_TENANT = 100;
 
-export const TENANT_DOMAIN_STATUSES = ['pending', 'verified', 'expired', 'superseded'] as const;
-export type TenantDomainStatus = (typeof TENANT_DOMAIN_STATUSES)[number];
+const TENANT_DOMAIN_STATUSES = ['pending', 'verified', 'expired', 'superseded'] as const;
 
-export const CHECK_RESULTS = ['found', 'no_record', 'other_values', 'dns_error'] as const;
+const CHECK_RESULTS = ['found', 'no_record', 'other_values', 'dns_error'] as const;
 export type CheckResult = (typeof CHECK_RESULTS)[number];
 
 const DomainVerification = Type.Object(
   {
     type: StringEnum(['TXT'] as const),
     name: Type.String({ description: 'Where to publish the record: `_audience-pages-challenge.<hostname>`.' }),
-    value: Type.String({ description: 'The record’s exact value: `audience-pages-verification=<token of this claim>`.' }),
+    value: Type.String({
+      description: 'The record’s exact value: `audience-pages-verification=<token of this claim>`.',
+    }),
   },
-  { ...strict, description: 'The DNS record that proves the claim. Keep it published: verified domains are re-checked.' },
+  {
+    ...strict,
+    description: 'The DNS record that proves the claim. Keep it published: verified domains are re-checked.',
+  },
 );
 
 const DomainCheck = Type.Object(

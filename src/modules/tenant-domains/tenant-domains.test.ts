@@ -158,7 +158,11 @@ describe('POST /v0/tenant_domains: a claim', () => {
   });
 
   it('needs an API key', async () => {
-    const res = await t.request(null, { method: 'POST', url: '/v0/tenant_domains', payload: { hostname: 'x.acme.com' } });
+    const res = await t.request(null, {
+      method: 'POST',
+      url: '/v0/tenant_domains',
+      payload: { hostname: 'x.acme.com' },
+    });
     expect(res.statusCode).toBe(401);
   });
 });
@@ -168,9 +172,19 @@ describe('POST /v0/tenant_domains/{id}/verify', () => {
     const claim = (await add(alice, 'shop.verify-me.com')).json();
     const { name, value } = claim.verification;
     const cases: [string, () => void, string, RegExp][] = [
-      ['no name', () => dns.txt(name, undefined), 'no_record', /No TXT record at _audience-pages-challenge\.shop.*does not exist/],
+      [
+        'no name',
+        () => dns.txt(name, undefined),
+        'no_record',
+        /No TXT record at _audience-pages-challenge\.shop.*does not exist/,
+      ],
       ['no TXT', () => dns.txt(name, []), 'no_record', /No TXT record at/],
-      ['other values', () => dns.txt(name, ['v=spf1 -all', 'audience-pages-verification=0000']), 'other_values', /2 other values.*"v=spf1 -all"/],
+      [
+        'other values',
+        () => dns.txt(name, ['v=spf1 -all', 'audience-pages-verification=0000']),
+        'other_values',
+        /2 other values.*"v=spf1 -all"/,
+      ],
       ['SERVFAIL', () => dns.txt(name, 'SERVFAIL'), 'dns_error', /failed \(SERVFAIL\)/],
     ];
     for (const [label, setUp, result, detail] of cases) {
@@ -338,7 +352,11 @@ describe('limits', () => {
         Array.from({ length: 8 }, (_, i) => add(grace, `race-${round}-${i}.grace-shop.com`)),
       );
       expect(answers.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
-      const live = await grace.scope.selectFrom('tenant_domains').select('id').where('deleted_at', 'is', null).execute();
+      const live = await grace.scope
+        .selectFrom('tenant_domains')
+        .select('id')
+        .where('deleted_at', 'is', null)
+        .execute();
       expect(live).toHaveLength(MAX_DOMAINS_PER_TENANT);
     }
   });

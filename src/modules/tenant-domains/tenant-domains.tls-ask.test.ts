@@ -20,7 +20,10 @@ beforeAll(async () => {
   await claim('shop.localhost');
   const proven = await claim('pages.acme-shop.com');
   dns.txt(proven.verification.name, [proven.verification.value]);
-  const verified = await t.request(alice, { method: 'POST', url: `/v0/tenant_domains/${proven.tenantDomainId}/verify` });
+  const verified = await t.request(alice, {
+    method: 'POST',
+    url: `/v0/tenant_domains/${proven.tenantDomainId}/verify`,
+  });
   expect(verified.statusCode).toBe(200);
   await claim('pending.acme-shop.com');
 });

@@ -122,7 +122,9 @@ describe('a pending claim', () => {
     const theirs = await claim(bob, 'shop.taken-first.com');
     const mine = await claim(alice, 'shop.taken-first.com');
     publish(theirs);
-    expect((await t.request(bob, { method: 'POST', url: `/v0/tenant_domains/${theirs.tenantDomainId}/verify` })).statusCode).toBe(200);
+    expect(
+      (await t.request(bob, { method: 'POST', url: `/v0/tenant_domains/${theirs.tenantDomainId}/verify` })).statusCode,
+    ).toBe(200);
     // Alice's claim was ended by Bob's proof; a check that raced it ends it too.
     await t.database.kysely
       .updateTable('tenant_domains')

@@ -23,7 +23,7 @@ import type { CheckResult, DomainVerification, TenantDomain } from './tenant-dom
 const HOUR_MS = 60 * 60_000;
 
 /** The label under the host name where the proof is published. */
-export const CHALLENGE_LABEL = '_audience-pages-challenge';
+const CHALLENGE_LABEL = '_audience-pages-challenge';
 const CHALLENGE_VALUE_PREFIX = 'audience-pages-verification=';
 
 /** How long the job keeps checking a pending claim (from the claim, or from the last verify call) before it expires. */
@@ -35,7 +35,7 @@ export const PROOF_GRACE_MS = 72 * HOUR_MS;
 /** How often a verified domain is checked while its proof is missing or its DNS fails. */
 export const FAILING_RECHECK_MS = HOUR_MS;
 /** The longest one check waits for DNS. */
-export const CHECK_DNS_TIMEOUT_MS = 5_000;
+const CHECK_DNS_TIMEOUT_MS = 5_000;
 
 /** The wait before the next check of a pending claim after `checks` checks: 1 min after the claim, doubling, at most 1 h. */
 function pendingRetryDelayMs(checks: number): number {
@@ -47,7 +47,7 @@ export function proofResolver(config: Pick<Config, 'dnsServers'>): TxtResolver {
   return txtResolver({ servers: config.dnsServers ?? undefined });
 }
 
-export function challengeOf(hostname: string, token: string): DomainVerification {
+function challengeOf(hostname: string, token: string): DomainVerification {
   return { type: 'TXT', name: `${CHALLENGE_LABEL}.${hostname}`, value: `${CHALLENGE_VALUE_PREFIX}${token}` };
 }
 
@@ -94,7 +94,7 @@ function stopsServingAt(row: Pick<q.TenantDomainRow, 'proof_missing_since'>): st
 type DomainLogger = Pick<Logger, 'info' | 'warn'>;
 
 /** What one look-up found. `values`: the other values found (a few, shortened), for the tenant to compare. */
-export interface ProofCheck {
+interface ProofCheck {
   result: CheckResult;
   detail: string;
   values?: string[];
@@ -143,7 +143,7 @@ const LOCALHOST_PROOF: ProofCheck = {
 };
 
 /** What a check changed, for the log and the caller. */
-export type CheckEvent =
+type CheckEvent =
   | 'verified'
   | 'proof_confirmed'
   | 'proof_restored'
@@ -170,7 +170,7 @@ type CheckState = Pick<
  *   is not evidence that the owner changed, and never ends a verification.
  * - unverified, not found → pending, checked 1, 2, 4 … 60 min apart until `pending_until`, then expired.
  */
-export function afterCheck(
+function afterCheck(
   row: CheckState,
   check: ProofCheck,
   now: Date,
@@ -199,7 +199,10 @@ export function afterCheck(
   if (row.status === 'verified') {
     const attempts = row.check_attempts + 1;
     if (check.result === 'dns_error') {
-      return { event: 'dns_failed', changes: { ...checked, check_attempts: attempts, next_check_at: inMs(FAILING_RECHECK_MS) } };
+      return {
+        event: 'dns_failed',
+        changes: { ...checked, check_attempts: attempts, next_check_at: inMs(FAILING_RECHECK_MS) },
+      };
     }
     const since = row.proof_missing_since ?? at;
     const graceEnds = Date.parse(since) + PROOF_GRACE_MS;
@@ -231,7 +234,10 @@ export function afterCheck(
   const pendingUntil = restarted ? inMs(PENDING_CHECK_PERIOD_MS) : row.pending_until!;
   const attempts = restarted ? 1 : row.check_attempts + 1;
   if (!restarted && now.getTime() >= Date.parse(pendingUntil)) {
-    return { event: 'expired', changes: { ...checked, status: 'expired', check_attempts: attempts, next_check_at: null } };
+    return {
+      event: 'expired',
+      changes: { ...checked, status: 'expired', check_attempts: attempts, next_check_at: null },
+    };
   }
   const next = Math.min(now.getTime() + pendingRetryDelayMs(attempts), Date.parse(pendingUntil));
   return {
@@ -270,7 +276,8 @@ async function applyCheck(
     return await scope.transaction(async (tx): Promise<Completion> => {
       const row = await q.findTenantDomain(tx, id, { lock: true });
       if (row === undefined) return { kind: 'gone' };
-      if (expected && (row.status !== expected.status || row.checked_at !== expected.checked_at)) return { kind: 'stale' };
+      if (expected && (row.status !== expected.status || row.checked_at !== expected.checked_at))
+        return { kind: 'stale' };
       if (row.status !== 'verified' && (await q.hasVerifiedHolder(tx, row.hostname, tx.tenantId))) {
         return { kind: 'superseded', row: await supersede(tx, row) };
       }
@@ -307,7 +314,8 @@ function logOutcome(logger: DomainLogger, scope: TenantScope, outcome: Completio
   if (outcome.kind !== 'checked' && outcome.kind !== 'superseded') return;
   const fields = { tenantId: scope.tenantId, tenantDomainId: before.id, hostname: before.hostname };
   if (outcome.kind === 'superseded') {
-    if (before.status !== 'superseded') logger.info(fields, 'tenant domain claim superseded: another tenant proved it first');
+    if (before.status !== 'superseded')
+      logger.info(fields, 'tenant domain claim superseded: another tenant proved it first');
     return;
   }
   const { row } = outcome;
@@ -347,7 +355,10 @@ function notVerified(row: q.TenantDomainRow, check: ProofCheck): AppError {
     `${check.detail} Publish a TXT record at ${name} with the value "${value}" (DNS changes can take a while to be seen). ${state}`,
     [],
     undefined,
-    { check: { result: check.result, detail: check.detail, values: check.values ?? [] }, tenantDomain: toTenantDomain(row) },
+    {
+      check: { result: check.result, detail: check.detail, values: check.values ?? [] },
+      tenantDomain: toTenantDomain(row),
+    },
   );
 }
 
@@ -390,7 +401,8 @@ export async function verifyTenantDomain(
 }
 
 /** What the job's check of a domain came to (`not_due`: nothing to check; `stale`: changed meanwhile). */
-export type ScheduledCheck = { kind: 'not_due' | 'stale' | 'gone' | 'superseded' } | { kind: 'checked'; event: CheckEvent };
+export type ScheduledCheck =
+  { kind: 'not_due' | 'stale' | 'gone' | 'superseded' } | { kind: 'checked'; event: CheckEvent };
 
 /**
  * The background job's check of one domain, when due (`next_check_at` passed, the claim pending or
