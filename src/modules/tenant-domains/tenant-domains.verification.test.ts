@@ -241,6 +241,34 @@ describe('a verified domain', () => {
     expect(await runNextCheck(alice, d.tenantDomainId)).toEqual({ kind: 'checked', event: 'lapsed' });
   });
 
+  it('from before proofs existed (as migration 0030 leaves it) is warned about at its first check', async () => {
+    const d = await verified(alice, 'legacy.grace-shop.com');
+    unpublish(d);
+    const migratedAt = t.clock.now().toISOString();
+    await t.database.kysely
+      .updateTable('tenant_domains')
+      .set({
+        verified_at: null,
+        checked_at: null,
+        check_result: null,
+        proof_missing_since: migratedAt,
+        next_check_at: migratedAt,
+      })
+      .where('id', '=', d.tenantDomainId)
+      .execute();
+    const stopsServingAt = new Date(Date.parse(migratedAt) + PROOF_GRACE_MS).toISOString();
+    expect(await domainOf(alice, d.tenantDomainId)).toMatchObject({
+      status: 'verified',
+      verifiedAt: null,
+      stopsServingAt,
+    });
+    t.clock.advance(MINUTE);
+    expect(await check(alice, d.tenantDomainId)).toEqual({ kind: 'checked', event: 'proof_missing' });
+    expect(logged(/proof missing/)).toMatchObject([{ hostname: 'legacy.grace-shop.com', stopsServingAt }]);
+    expect(await runNextCheck(alice, d.tenantDomainId)).toEqual({ kind: 'checked', event: 'proof_missing' });
+    expect(logged(/proof missing/)).toHaveLength(1);
+  });
+
   it('of *.localhost is never checked', async () => {
     const d = await claim(alice, 'local-only.localhost');
     expect(d).toMatchObject({ status: 'verified', nextCheckAt: null });

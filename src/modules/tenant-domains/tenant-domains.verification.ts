@@ -325,7 +325,9 @@ function logOutcome(logger: DomainLogger, scope: TenantScope, outcome: Completio
     case 'proof_restored':
       return logger.info(fields, 'tenant domain proof found again');
     case 'proof_missing':
-      if (before.proof_missing_since === null) {
+      // Once, at the first check that found it missing (a domain from before proofs existed was
+      // put on the grace clock by its migration, unchecked).
+      if (before.proof_missing_since === null || before.checked_at === null) {
         logger.warn(
           { ...fields, stopsServingAt: stopsServingAt(row), found: row.check_detail },
           'tenant domain proof missing: it stops serving at stopsServingAt unless the TXT record is back',
