@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { TenantDomainsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, conflict, notFound } from '../../http/errors.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { isLocalhostName } from '../../lib/domain-name.js';
 import { txtResolver, type TxtResolver } from '../../net/dns-resolver.js';
 import * as q from './tenant-domains.queries.js';
@@ -402,15 +402,18 @@ export async function verifyTenantDomain(
   return toTenantDomain(outcome.row);
 }
 
-/** What the job's check of a domain came to (`not_due`: nothing to check; `stale`: changed meanwhile). */
+/** What the job's check of a domain came to (`not_scheduled`: no check is planned for it; `stale`: changed meanwhile). */
 export type ScheduledCheck =
-  { kind: 'not_due' | 'stale' | 'gone' | 'superseded' } | { kind: 'checked'; event: CheckEvent };
+  | { kind: 'not_scheduled' | 'stale' | 'gone' | 'superseded' }
+  | { kind: 'checked'; event: CheckEvent };
 
 /**
- * The background job's check of one domain, when due (`next_check_at` passed, the claim pending or
- * verified): looks the proof up outside any transaction, then applies `afterCheck`'s rules to the
- * row if nothing changed it meanwhile, and logs what changed (a warning when a verified domain's
- * proof goes missing, and when it stops serving). The leased-job runner calls it per due row.
+ * The background job's check of one domain with a check planned (`next_check_at` set: a pending
+ * claim, or a verified domain other than `*.localhost`): looks the proof up outside any
+ * transaction, then applies `afterCheck`'s rules to the row if no other check or change came
+ * meanwhile, and logs what changed (a warning when a verified domain's proof goes missing, and
+ * when it stops serving). Writing the outcome sets the next `next_check_at`. Which rows are due,
+ * and when, is the job runner's: it calls this for rows whose `next_check_at` has passed.
  */
 export async function checkTenantDomain(
   scope: TenantScope,
@@ -421,8 +424,8 @@ export async function checkTenantDomain(
 ): Promise<ScheduledCheck> {
   const before = await q.findTenantDomain(scope, id);
   if (before === undefined) return { kind: 'gone' };
-  const due = before.next_check_at !== null && before.next_check_at <= isoNow(clock);
-  if (!due || (before.status !== 'pending' && before.status !== 'verified')) return { kind: 'not_due' };
+  const planned = before.next_check_at !== null && (before.status === 'pending' || before.status === 'verified');
+  if (!planned) return { kind: 'not_scheduled' };
   const check = await lookUpProof(resolver, challengeOf(before.hostname, before.verification_token));
   const outcome = await applyCheck(scope, clock, id, check, 'schedule', before);
   logOutcome(logger, scope, outcome, before);
