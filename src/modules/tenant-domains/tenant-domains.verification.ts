@@ -404,8 +404,7 @@ export async function verifyTenantDomain(
 
 /** What the job's check of a domain came to (`not_scheduled`: no check is planned for it; `stale`: changed meanwhile). */
 export type ScheduledCheck =
-  | { kind: 'not_scheduled' | 'stale' | 'gone' | 'superseded' }
-  | { kind: 'checked'; event: CheckEvent };
+  { kind: 'not_scheduled' | 'stale' | 'gone' | 'superseded' } | { kind: 'checked'; event: CheckEvent };
 
 /**
  * The background job's check of one domain with a check planned (`next_check_at` set: a pending
