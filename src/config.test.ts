@@ -63,6 +63,8 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      dnsServers: null,
+      apiHostnames: [],
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.secretKeys)).toBe(true);
@@ -236,5 +238,28 @@ describe('parseConfig', () => {
       /without credentials/,
     );
     expect(() => parseConfig({ LLM_CONCURRENCY: '0' })).toThrow(/LLM_CONCURRENCY/);
+  });
+
+  it('reads DNS_SERVERS as address:port entries (the system resolver when unset)', () => {
+    expect(parseConfig({}).dnsServers).toBeNull();
+    expect(parseConfig({ DNS_SERVERS: ' 127.0.0.1:5353, 10.0.0.2 ,[::1]:53,2001:db8::53' }).dnsServers).toEqual([
+      '127.0.0.1:5353',
+      '10.0.0.2',
+      '[::1]:53',
+      '2001:db8::53',
+    ]);
+    for (const bad of ['ns1.example.com:53', '127.0.0.1:0', '127.0.0.1:99999', '127.0.0.1:x', '[::1]:']) {
+      expect(() => parseConfig({ DNS_SERVERS: bad }), bad).toThrow(/DNS_SERVERS/);
+    }
+  });
+  it('reads API_HOSTNAMES as host names, lowercase, without a trailing dot', () => {
+    expect(parseConfig({}).apiHostnames).toEqual([]);
+    expect(parseConfig({ API_HOSTNAMES: 'API.pages.example.com., api2.pages.example.com' }).apiHostnames).toEqual([
+      'api.pages.example.com',
+      'api2.pages.example.com',
+    ]);
+    for (const bad of ['https://api.pages.example.com', 'api.pages.example.com:443', 'api/x', 'a b']) {
+      expect(() => parseConfig({ API_HOSTNAMES: bad }), bad).toThrow(/API_HOSTNAMES/);
+    }
   });
 });

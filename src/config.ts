@@ -4,7 +4,9 @@ import {
   base64Bytes,
   either,
   group,
+  hostName,
   listOf,
+  nameServer,
   oneOf,
   optional,
   readSettings,
@@ -337,6 +339,21 @@ const languageModel = group('Language model', {
   }),
 });
 
+const domains = group('Tenant domains and DNS', {
+  dnsServers: setting(optional(listOf('name server', nameServer)), {
+    env: 'DNS_SERVERS',
+    default: null,
+    description:
+      "The name servers of every look-up the service makes itself (domain ownership proofs, webhook and enrichment hosts), comma-separated; a bare address means port 53. Unset: the system's (`/etc/resolv.conf`). Tests point it at a name server they start ([pages-runtime.md](pages-runtime.md#domains)).",
+  }),
+  apiHostnames: setting(listOf('host name', hostName), {
+    env: 'API_HOSTNAMES',
+    default: [],
+    description:
+      'Host names the API is reached at besides the host of `PUBLIC_BASE_URL`, comma-separated. No tenant may claim them or any name under them, and `GET /_ap/tls-ask` answers 200 for them.',
+  }),
+});
+
 /** Every setting, by group (the groups are the sections of docs/configuration.md). */
 export const ConfigSchema = Type.Intersect([
   database,
@@ -348,6 +365,7 @@ export const ConfigSchema = Type.Intersect([
   enrichment,
   pages,
   languageModel,
+  domains,
 ]);
 
 type Frozen<T> = { readonly [K in keyof T]: T[K] extends readonly (infer Item)[] ? readonly Item[] : T[K] };

@@ -47,8 +47,12 @@ export interface TestDatabase extends Database {
   dataDir: string;
 }
 
-/** A fresh, migrated database for one test file: a temp SQLite file or a new PostgreSQL schema. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database for one test file: a temp SQLite file or a new PostgreSQL schema.
+ * `migrateUpTo` stops after that migration (a migration's own test adds the rest).
+ */
+export async function createTestDatabase(options: { migrateUpTo?: string } = {}): Promise<TestDatabase> {
+  const migrate = (database: Database) => migrateToLatest(database, {}, { upTo: options.migrateUpTo });
   if (ENGINE === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_ENGINE=postgres needs TEST_DATABASE_URL');
@@ -59,7 +63,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await admin.end();
     // `public` stays on the path for the pg_trgm operator classes installed there.
     const database = connectDatabase({ databaseUrl: url, pgSchema: `${schema},public`, pgPoolSize: 20 });
-    await migrateToLatest(database);
+    await migrate(database);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-test-'));
     return {
       ...database,
@@ -77,7 +81,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-test-'));
   const database = connectDatabase({ databaseUrl: null, sqliteFile: path.join(dir, 'audience-pages.sqlite') });
-  await migrateToLatest(database);
+  await migrate(database);
   return {
     ...database,
     dataDir: dir,

@@ -6,7 +6,7 @@ import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
 import { CONNECTIONS, percentile, type BenchContext, type BenchScenario } from '../lib.js';
 
-const HOST = 'forms.bench.example';
+const HOST = 'forms.bench.localhost';
 
 function get(baseUrl: string, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -316,7 +316,7 @@ export const formsScenario: BenchScenario = {
       personRouteKey: null,
       actionFormIdOverride: 'bench-form',
     });
-    const domain = await createTenantDomain(scope, ctx.clock, { hostname: HOST }, { apiHostname: null });
+    const domain = await createTenantDomain(scope, ctx.clock, { hostname: HOST }, { serviceHostnames: [] });
     await createPageLink(scope, ctx.clock, {
       path: '/contact',
       tenantDomainId: domain.tenantDomainId,

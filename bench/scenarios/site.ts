@@ -8,7 +8,7 @@ import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
 import type { BenchScenario } from '../lib.js';
 
-const HOST = 'pages.bench.example';
+const HOST = 'pages.bench.localhost';
 /** Sessions the collection load spreads its events over. */
 const SESSIONS = 2_000;
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
@@ -112,7 +112,7 @@ export const siteScenario: BenchScenario = {
       computedName: 'Acme Corporation · VP Sales',
       personRouteKey: 'jane-doe-acme',
     });
-    const domain = await createTenantDomain(scope, ctx.clock, { hostname: HOST }, { apiHostname: null });
+    const domain = await createTenantDomain(scope, ctx.clock, { hostname: HOST }, { serviceHostnames: [] });
     await createPageLink(scope, ctx.clock, {
       path: '/offers/acme',
       tenantDomainId: domain.tenantDomainId,

@@ -5,10 +5,15 @@ import type { MigrationContext } from './migrations/column-types.js';
 import { migrations } from './migrations/index.js';
 
 /**
- * Brings the schema up to date. Kysely's migrator locks, so concurrent starts are safe. The
- * service and the CLI pass the context (the secret key); tests on fresh databases need none.
+ * Brings the schema up to date (or, for a migration's own test, up to `upTo` included). Kysely's
+ * migrator locks, so concurrent starts are safe. The service and the CLI pass the context (the
+ * secret key); tests on fresh databases need none.
  */
-export async function migrateToLatest(database: Database, context: MigrationContext = {}): Promise<string[]> {
+export async function migrateToLatest(
+  database: Database,
+  context: MigrationContext = {},
+  options: { upTo?: string } = {},
+): Promise<string[]> {
   const migrator = new Migrator({
     db: database.kysely,
     // Kysely looks for its bookkeeping tables in any schema unless told which.
@@ -23,7 +28,8 @@ export async function migrateToLatest(database: Database, context: MigrationCont
         ),
     },
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+  const result: MigrationResultSet =
+    options.upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(options.upTo);
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`Migration ${failed ?? ''} failed: ${String((result.error as Error).message ?? result.error)}`, {

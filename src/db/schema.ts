@@ -232,15 +232,40 @@ interface AudienceSessionHoursTable {
   sessions: number;
 }
 
-/** A hostname the tenant serves pages on (e.g. go.northwind.example); page links may live on one. */
+/**
+ * A host name a tenant claims for its pages (e.g. go.northwind-traders.com); page links may live on
+ * one. It serves only once proven (`verified`) by a DNS TXT record (modules/tenant-domains,
+ * tenant-domains.verification.ts); several tenants may hold claims on one name, one verified.
+ */
 export interface TenantDomainsTable {
   id: string;
   tenant_id: string;
-  /** Lowercase, IDN as punycode (lib/domain-name.ts canonicalHostname); unique among live domains. */
+  /** Lowercase, IDN as punycode (lib/domain-name.ts canonicalHostname). */
   hostname: string;
   created_at: Timestamp;
   /** Removed: its links were deleted with it and its host name is free again. */
   deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
+  /** `pending` | `verified` | `expired` | `superseded`; unique among live `verified` rows by host name. */
+  status: 'pending' | 'verified' | 'expired' | 'superseded';
+  /** The claim's random token: the proof is a TXT record holding it. */
+  verification_token: string;
+  /** When the claim was last proven after being unverified; null while never proven. */
+  verified_at: Timestamp | null;
+  /** The last check of the proof: when, its result (`found` | `no_record` | `other_values` | `dns_error`), what was found. */
+  checked_at: Timestamp | null;
+  check_result: 'found' | 'no_record' | 'other_values' | 'dns_error' | null;
+  check_detail: string | null;
+  /** A verified domain whose proof was not found since then: it stops serving at this + the grace period. */
+  proof_missing_since: Timestamp | null;
+  /** A pending claim is checked until then, and expires after. */
+  pending_until: Timestamp | null;
+  /** The job's due time (null: no check scheduled); checks made in a row without finding the proof. */
+  next_check_at: Timestamp | null;
+  check_attempts: ColumnType<number, number | undefined, number>;
+  /** The leased-job runner's lease on the next check (issue 22), when it holds one. */
+  check_lease_token: string | null;
+  /** Bumped by every change of whether the row serves (status, deleted_at): the host maps' reload stamp. */
+  revision: ColumnType<number, number | undefined, number>;
 }
 
 export interface PageLinksTable {

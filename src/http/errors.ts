@@ -37,6 +37,7 @@ const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
+  domain_not_verified: 422,
   json_too_deep: 422,
   page_too_large: 422,
   idempotency_key_reused: 422,

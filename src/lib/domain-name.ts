@@ -1,4 +1,6 @@
+import { isIPv6 } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
+import { getPublicSuffix, parse } from 'tldts';
 
 /**
  * Company domains as the service stores them: one canonical spelling per company, so that
@@ -82,15 +84,70 @@ function isPunycodeLabel(label: string): boolean {
   return unicode !== label && domainToASCII(unicode) === label;
 }
 
-/** Top-level names no browser will ever resolve to this service. */
-const UNSERVABLE_TLDS = new Set(['arpa', 'invalid']);
+/**
+ * Names no tenant may claim, by suffix (the name itself or any name under it), and why: the
+ * special-use names of RFC 6761 and the IANA special-use registry, multicast DNS, Tor, non-DNS
+ * name spaces, DNS infrastructure, and the private-use TLD ICANN reserved in 2024. None of them is
+ * served by the public DNS to browsers (and no public CA issues certificates for them), so a claim
+ * could never be proven, or would only prove something about one private network. `localhost` is
+ * the exception: `*.localhost` only ever reaches the visitor's own machine (see `isLocalhostName`).
+ */
+const SPECIAL_USE_SUFFIXES: ReadonlyMap<string, string> = new Map([
+  ['test', 'is reserved for testing (RFC 6761)'],
+  ['example', 'is reserved for documentation (RFC 2606, RFC 6761)'],
+  ['example.com', 'is reserved for documentation (RFC 2606, RFC 6761)'],
+  ['example.net', 'is reserved for documentation (RFC 2606, RFC 6761)'],
+  ['example.org', 'is reserved for documentation (RFC 2606, RFC 6761)'],
+  ['invalid', 'is reserved as never valid (RFC 6761)'],
+  ['local', 'is multicast DNS on a local network (RFC 6762)'],
+  ['home.arpa', 'is for home networks (RFC 8375)'],
+  ['arpa', 'is DNS infrastructure: reverse look-ups and protocol names (RFC 3172)'],
+  ['onion', 'is a Tor onion service name (RFC 7686)'],
+  ['alt', 'is reserved for name spaces outside the DNS (RFC 9476)'],
+  ['internal', 'is reserved for private networks and never delegated (ICANN, 2024)'],
+]);
+
+const PSL_OPTIONS = { allowPrivateDomains: true, extractHostname: false, validateHostname: false, detectIp: false };
 
 /**
- * A host name a tenant serves pages on, as stored: lowercase, IDN as punycode, a trailing dot
- * dropped, and nothing else changed (unlike `canonicalDomain`, `www.` is kept: it is a different
- * host). Refused rather than cleaned up: a scheme, port, path, query, user, IP address, a single
- * label (`localhost`), wildcards and other non-host characters. `*.localhost` names are allowed
- * (browsers resolve them to loopback, which makes local use one click).
+ * `localhost` and every name under it: loopback by definition (RFC 6761, and every current
+ * browser resolves `*.localhost` to loopback without asking DNS), so such a name only ever
+ * reaches the machine it is typed on.
+ */
+export function isLocalhostName(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
+}
+
+/**
+ * Why a (canonical) host name cannot be claimed by anyone, or null: a special-use name or one
+ * under it, a name whose TLD is not in the Public Suffix List's ICANN section (not a TLD of the
+ * public DNS: `.lan`, `.corp`, `.home`, …), or a public suffix itself (`co.uk`, `github.io`: a name
+ * under which anyone registers names, so no one owns it). The PSL comes with `tldts`.
+ */
+function unclaimableReason(hostname: string): string | null {
+  if (isLocalhostName(hostname)) return null;
+  const labels = hostname.split('.');
+  for (let i = 0; i < labels.length; i++) {
+    const suffix = labels.slice(i).join('.');
+    const why = SPECIAL_USE_SUFFIXES.get(suffix);
+    if (why !== undefined) return `must not be under ".${suffix}", which ${why}`;
+  }
+  const tld = hostname.slice(hostname.lastIndexOf('.') + 1);
+  if (!parse(tld, PSL_OPTIONS).isIcann)
+    return `must be under a top-level domain of the public DNS ("${tld}" is not one)`;
+  if (getPublicSuffix(hostname, PSL_OPTIONS) === hostname) {
+    return 'must not be a public suffix (a name under which anyone can register names), but a name under it';
+  }
+  return null;
+}
+
+/**
+ * A host name a tenant may claim for its pages, as stored: lowercase, IDN as punycode, a trailing
+ * dot dropped, and nothing else changed (unlike `canonicalDomain`, `www.` is kept: it is a
+ * different host). Refused rather than cleaned up: a scheme, port, path, query, user, IP address,
+ * a single label (`localhost`), wildcards and other non-host characters, and what
+ * `unclaimableReason` refuses. `*.localhost` names are allowed (browsers resolve them to loopback,
+ * which makes local use one click). The service's own host names are refused by the caller.
  */
 export function canonicalHostname(input: string): DomainResult {
   let host = input.trim();
@@ -108,25 +165,35 @@ export function canonicalHostname(input: string): DomainResult {
   const ascii = domainToASCII(host);
   if (ascii === '') return { ok: false, reason: 'is not a valid host name (bad characters or invalid punycode)' };
   const hostname = ascii.toLowerCase();
-  const shape = hostShape(hostname);
-  if (shape !== null) return { ok: false, reason: shape };
-  const tld = hostname.slice(hostname.lastIndexOf('.') + 1);
-  if (UNSERVABLE_TLDS.has(tld)) return { ok: false, reason: `must be a resolvable host name ("${tld}" is reserved)` };
+  const reason = hostShape(hostname) ?? unclaimableReason(hostname);
+  if (reason !== null) return { ok: false, reason };
   return { ok: true, domain: hostname };
 }
 
+/** The longest `Host` header read: a 253-character name, a colon and a port (or an IPv6 literal). */
+const MAX_HOST_HEADER = 260;
+/** Letters, digits and hyphens in dot-separated labels, a trailing dot, an optional port. */
+const HOST_HEADER = /^([a-z0-9-]+(?:\.[a-z0-9-]+)*)\.?(?::(\d{1,5}))?$/i;
+const IPV6_HOST_HEADER = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/i;
+
 /**
- * The host name of a request's `Host` header as `canonicalHostname` stores it (lowercase, port and
- * a trailing dot removed), or null when the header is not a host name. Cheap: runs on every request.
+ * The host name of a request's `Host` header (RFC 9110 `uri-host [":" port]`), lowercase and
+ * without its port or a trailing dot, as `canonicalHostname` stores names; an IPv6 literal keeps
+ * its brackets. Anything else is no host at all (null): a port that is not 1-65535 in digits,
+ * several colons outside brackets, a user (`@`), a path, spaces, empty labels, non-ASCII. Page
+ * hosts are looked up by this value, so a header that is not exactly a host name never reaches a
+ * page. Cheap: runs on every request.
  */
 export function requestHostname(header: string | undefined): string | null {
-  if (header === undefined || header.length === 0 || header.length > 260) return null;
-  let end = header.length;
-  const colon = header.lastIndexOf(':');
-  if (colon !== -1) {
-    if (header.charCodeAt(0) === 91 /* [ */) return null;
-    end = colon;
+  if (header === undefined || header.length === 0 || header.length > MAX_HOST_HEADER) return null;
+  const bracketed = header.charCodeAt(0) === 91; /* [ */
+  const match = (bracketed ? IPV6_HOST_HEADER : HOST_HEADER).exec(header);
+  if (match === null) return null;
+  if (match[2] !== undefined) {
+    const port = Number(match[2]);
+    if (port < 1 || port > 65535) return null;
   }
-  if (header.charCodeAt(end - 1) === 46 /* . */) end -= 1;
-  return header.slice(0, end).toLowerCase();
+  const host = match[1]!.toLowerCase();
+  if (!bracketed) return host;
+  return isIPv6(host) ? `[${host}]` : null;
 }

@@ -1,3 +1,4 @@
+import { isIP, isIPv6 } from 'node:net';
 import path from 'node:path';
 import {
   Type,
@@ -140,6 +141,29 @@ export function url(accepts: string, valid: (url: URL) => boolean): Kind<TString
     parse: (raw) => (URL.canParse(raw) && valid(new URL(raw)) ? raw : new Refused()),
   };
 }
+
+/** A name server as c-ares takes it: `address`, `address:port`, `[ipv6]:port` or a bare IPv6 address. */
+export const nameServer: Kind<TString> = {
+  schema: Type.String(),
+  accepts: 'an IP address with an optional port from 1 to 65535 (10.0.0.2:53, [::1]:53)',
+  parse: (raw) => {
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(raw);
+    const [address, port] = bracketed
+      ? [bracketed[1]!, bracketed[2]]
+      : isIPv6(raw)
+        ? [raw, undefined]
+        : (raw.split(/:(?=[^:]*$)/) as [string, string | undefined]);
+    const portOk = port === undefined || (/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535);
+    return isIP(address) !== 0 && portOk ? raw : new Refused();
+  },
+};
+
+/** A DNS host name (no scheme, port or path), lowercase, without its trailing dot. */
+export const hostName: Kind<TString> = {
+  schema: Type.String({ pattern: '^[a-z0-9-]+(\\.[a-z0-9-]+)*$' }),
+  accepts: 'a host name without scheme, port or path (api.pages.example.com)',
+  parse: (raw) => raw.toLowerCase().replace(/\.$/, ''),
+};
 
 /** Bytes written in base64. */
 export function base64Bytes(length: number, accepts: string): Kind<TUnsafe<Buffer>> {

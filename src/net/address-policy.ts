@@ -1,5 +1,6 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { isLocalhostName } from '../lib/domain-name.js';
 
 /**
  * Decides whether the service may connect to an IP address. Deliveries judge the address that is
@@ -91,7 +92,7 @@ export function webhookUrlProblem(text: string, policy: AddressPolicy, ports: Po
   if (url.hostname === '') return 'must have a host';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const literal = net.isIP(host) !== 0;
-  const localName = host === 'localhost' || host.endsWith('.localhost');
+  const localName = isLocalhostName(host);
   if ((literal && !policy(host)) || (localName && !policy('127.0.0.1'))) {
     return 'must not point to a loopback, private, link-local or otherwise non-public address';
   }

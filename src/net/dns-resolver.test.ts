@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allowEverything, isGlobalUnicast } from './address-policy.js';
-import { dnsResolver } from './dns-resolver.js';
+import { startTestNameServer } from '../../test/dns-server.js';
+import { dnsResolver, txtResolver } from './dns-resolver.js';
 import { SafeHttpClient } from './http-client.js';
 
 const open: { close(): unknown }[] = [];
@@ -148,5 +149,48 @@ describe('webhook DNS', () => {
     const strict = client({ policy: isGlobalUnicast, resolver, timeoutMs: 1_000 });
     expect((await strict.post(`http://localhost:${port}/hook`, {}, '{}')).error).toMatch(/^blocked_address/);
     expect(ns.names).toEqual([]);
+  });
+});
+
+describe('TXT look-ups (domain ownership proofs)', () => {
+  async function nameServer() {
+    const ns = await startTestNameServer();
+    open.push(ns);
+    return ns;
+  }
+  const within = (ms: number) => AbortSignal.timeout(ms);
+
+  it('answers each record with its strings joined, from the configured name server', async () => {
+    const ns = await nameServer();
+    ns.txt('_challenge.shop.acme.com', ['v=1 token', ['first half ', 'second half']]);
+    const resolve = txtResolver({ servers: [ns.address] });
+    expect((await resolve('_challenge.shop.acme.com', within(2_000))).sort()).toEqual([
+      'first half second half',
+      'v=1 token',
+    ]);
+    expect(ns.asked).toEqual(['_challenge.shop.acme.com']);
+  });
+
+  it('tells a missing name, a name without TXT records and a failing server apart', async () => {
+    const ns = await nameServer();
+    ns.txt('exists.acme.com', []);
+    ns.txt('broken.acme.com', 'SERVFAIL');
+    ns.txt('refused.acme.com', 'REFUSED');
+    const resolve = txtResolver({ servers: [ns.address], tries: 1 });
+    const code = (name: string) => resolve(name, within(2_000)).catch((e: { code?: string }) => e.code);
+    expect(await code('missing.acme.com')).toBe('ENOTFOUND');
+    expect(await code('exists.acme.com')).toBe('ENODATA');
+    expect(await code('broken.acme.com')).toBe('ESERVFAIL');
+    expect(await code('refused.acme.com')).toBe('EREFUSED');
+  });
+
+  it('ends at the deadline when the server never answers', async () => {
+    const ns = await nameServer();
+    ns.txt('slow.acme.com', 'silence');
+    const resolve = txtResolver({ servers: [ns.address] });
+    const started = performance.now();
+    const error = await resolve('slow.acme.com', within(500)).catch((e: unknown) => e);
+    expect((error as Error).name).toBe('TimeoutError');
+    expect(performance.now() - started).toBeLessThan(1_200);
   });
 });

@@ -18,7 +18,8 @@ export function announceMissingBrowser(): void {
   console.log(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium; CI always runs them)`);
 }
 
-export async function launchChromium(): Promise<Browser> {
+/** Chromium as the suite runs it; `extraArgs` adds switches (e.g. `--host-resolver-rules=…`). */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -30,6 +31,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }

@@ -180,7 +180,7 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     headerActionIndex: 0,
   });
   form.audienceId = (await makeAudience(scope, systemClock, { pageId: formPageId })).audienceId;
-  const domain = await createTenantDomain(scope, systemClock, { hostname: FORM_HOST }, { apiHostname: null });
+  const domain = await createTenantDomain(scope, systemClock, { hostname: FORM_HOST }, { serviceHostnames: [] });
   await createPageLink(scope, systemClock, {
     path: '/contact',
     tenantDomainId: domain.tenantDomainId,

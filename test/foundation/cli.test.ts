@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestNameServer } from '../dns-server.js';
 import { createTestDatabase, type TestDatabase } from '../harness.js';
 import { runCliProcess, startServerProcess } from '../process.js';
 
@@ -59,6 +60,14 @@ describe('operator CLI', () => {
     const demo = json(result.stdout);
     expect(demo).toMatchObject({ tenantId: expect.any(String), apiKey: expect.any(String) });
     expect(demo.pages.pageIds.length).toBeGreaterThanOrEqual(5);
+    // its *.localhost domain serves at once; the production-like one waits for its TXT record
+    expect(demo.tenantDomains).toMatchObject({
+      localDomain: { hostname: expect.stringMatching(/\.localhost$/), status: 'verified' },
+      pendingDomain: {
+        status: 'pending',
+        verification: { type: 'TXT', name: expect.stringMatching(/^_audience-pages-challenge\.go-/) },
+      },
+    });
     const res = await fetch(`${server.baseUrl}/v0/pages?limit=100`, { headers: { 'x-api-key': demo.apiKey } });
     const body = (await res.json()) as { totalCount: number; items: { pageType: string; status: string }[] };
     expect(body.totalCount).toBe(demo.pages.pageIds.length);
@@ -68,6 +77,52 @@ describe('operator CLI', () => {
     expect(new Set(body.items.map((p: { status: string }) => p.status))).toEqual(
       new Set(['draft', 'published', 'archived']),
     );
+  });
+
+  it('claims a domain, shows the record to publish, verifies it, and the running server serves it within a second', async () => {
+    const dns = await startTestNameServer();
+    try {
+      const dnsEnv = { ...db.env, DNS_SERVERS: dns.address };
+      const domainCli = (...args: string[]) => runCliProcess([...args, '--json'], dnsEnv);
+      const tenant = json((await cli('tenant', 'create', '--name', 'Domains')).stdout);
+      const added = json(
+        (await domainCli('domain', 'add', 'shop.cli-domains.com', '--tenant', tenant.tenantId)).stdout,
+      );
+      expect(added).toMatchObject({
+        hostname: 'shop.cli-domains.com',
+        status: 'pending',
+        verification: { type: 'TXT', name: '_audience-pages-challenge.shop.cli-domains.com' },
+        publish: `_audience-pages-challenge.shop.cli-domains.com. 300 IN TXT "${added.verification.value}"`,
+        then: `audience-pages domain verify ${added.tenantDomainId} --tenant ${tenant.tenantId}`,
+      });
+
+      const refused = await domainCli('domain', 'verify', added.tenantDomainId, '--tenant', tenant.tenantId);
+      expect(refused.code).toBe(1);
+      expect(json(refused.stdout).error).toMatchObject({
+        code: 'domain_not_verified',
+        message: expect.stringMatching(/^No TXT record at _audience-pages-challenge\.shop\.cli-domains\.com/),
+      });
+
+      dns.txt(added.verification.name, [added.verification.value]);
+      const verified = json(
+        (await domainCli('domain', 'verify', added.tenantDomainId, '--tenant', tenant.tenantId)).stdout,
+      );
+      expect(verified).toMatchObject({ tenantDomainId: added.tenantDomainId, status: 'verified' });
+      const listed = json((await domainCli('domain', 'list', '--tenant', tenant.tenantId)).stdout);
+      expect(listed.tenantDomains).toEqual([expect.objectContaining({ status: 'verified' })]);
+      expect(listed.tenantDomains[0].publish).toBeUndefined();
+
+      // Another process verified it: the server learns it from its host map's stamp.
+      await vi.waitFor(
+        async () => {
+          const ask = await fetch(`${server.baseUrl}/_ap/tls-ask?domain=shop.cli-domains.com`);
+          expect(ask.status).toBe(200);
+        },
+        { timeout: 5_000, interval: 100 },
+      );
+    } finally {
+      await dns.close();
+    }
   });
 
   it('reports errors as one JSON object and a non-zero exit', async () => {

@@ -21,6 +21,16 @@ export async function documentedCalls(baseUrl: string, apiKey: string): Promise<
   await api.GET('/v0/accounts/search', { params: { query: { query: 'acme', includeEmptyOnly: 'true' } } });
   await api.GET('/v0/persons/search', { params: { query: { query: '+4930' } } });
   await api.GET('/v0/tenant_domains');
+  // A domain claim answers the TXT record that proves it; …/verify takes no body.
+  const claim = await api.POST('/v0/tenant_domains', { body: { hostname: 'pages.acme.com' } });
+  const record: { type: 'TXT'; name: string; value: string } | undefined = claim.data?.verification;
+  void record;
+  if (claim.data !== undefined) {
+    const { tenantDomainId } = claim.data;
+    await api.POST('/v0/tenant_domains/{tenant_domain_id}/verify', {
+      params: { path: { tenant_domain_id: tenantDomainId } },
+    });
+  }
   await api.GET('/v0/page_links');
   if (pageId !== undefined) {
     await api.GET('/v0/pages/{page_id}/audiences', { params: { path: { page_id: pageId } } });

@@ -292,16 +292,36 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tenant’s domains, newest first
+         * List the tenant’s domains (claims of every status), newest first
          * @description Extension of the interface (docs/api.md, Tenant domains).
          */
         get: operations["tenantDomains.list"];
         put?: never;
         /**
-         * Register a host name that serves the tenant’s pages
-         * @description Extension of the interface (docs/api.md, Tenant domains). Point the host name (DNS) at the service; page links on it (or on no domain) are then served there. A host name belongs to one tenant: taken by anyone, it is 409 hostname_taken.
+         * Claim a host name for the tenant’s pages; it serves once proven by a DNS TXT record
+         * @description Extension of the interface (docs/api.md, Tenant domains). Answers the claim, `pending`, with the TXT record to publish (`verification`); then call …/verify (or wait for the background checks). `*.localhost` names are verified at once. Point the name (DNS A/AAAA or CNAME) at the service. A name someone holds verified, or this tenant claims already, is 409 hostname_taken; several tenants may hold pending claims on one name, and the first to prove it wins.
          */
         post: operations["tenantDomains.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/tenant_domains/{tenant_domain_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the domain’s DNS proof now
+         * @description Extension of the interface (docs/api.md, Tenant domains). Looks up the TXT record of `verification` now. Answers the verified domain (it serves at once), or 422 domain_not_verified saying what was found (no record, other values, a DNS error; the check is recorded on the domain, which stays pending), or 409 hostname_taken when another tenant proved the name first.
+         */
+        post: operations["tenantDomains.verify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -973,6 +993,56 @@ export interface components {
             tenantDomainId: string;
             /** @description Lowercase; an internationalized name in its ASCII (punycode) form. */
             hostname: string;
+            /**
+             * @description pending: claimed, waiting for its proof (checked again and again until `pendingUntil`); verified: proven, serves pages; expired: not proven in time, no longer checked (POST …/verify checks again); superseded: another tenant proved this host name first, the claim has ended. Only verified domains serve pages.
+             * @enum {string}
+             */
+            status: "pending" | "verified" | "expired" | "superseded";
+            /** @description The DNS record that proves the claim. Keep it published: verified domains are re-checked. */
+            verification: {
+                /** @enum {string} */
+                type: "TXT";
+                /** @description Where to publish the record: `_audience-pages-challenge.<hostname>`. */
+                name: string;
+                /** @description The record’s exact value: `audience-pages-verification=<token of this claim>`. */
+                value: string;
+            };
+            /**
+             * Format: date-time
+             * @description When the claim was proven; null while it never was (also for a domain registered before proofs existed).
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            verifiedAt: string | null;
+            lastCheck: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                checkedAt: string;
+                /** @enum {string} */
+                result: "found" | "no_record" | "other_values" | "dns_error";
+                /** @description What the check found, in words (the values found, the DNS error). */
+                detail: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When the service checks the record next; null: no check is planned.
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            nextCheckAt: string | null;
+            /**
+             * Format: date-time
+             * @description A pending claim is checked until then, and expires after.
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            pendingUntil: string | null;
+            /**
+             * Format: date-time
+             * @description A verified domain whose record was not found: it stops serving then, unless a check finds the record again.
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            stopsServingAt: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
@@ -2962,7 +3032,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A host name such as pages.acme.com (no scheme, port or path; not an IP address or a single label). *.localhost names work for local use. */
+                    /** @description A host name such as pages.acme.com (no scheme, port or path; not an IP address, a single label, a special-use name or a public suffix). *.localhost names work for local use, verified at once. */
                     hostname: string;
                 };
             };
@@ -3024,6 +3094,82 @@ export interface operations {
             };
             /** @description RFC 9457 problem details. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "tenantDomains.verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantDomain"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

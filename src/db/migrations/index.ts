@@ -12,6 +12,7 @@ import * as m0015 from './0015-webhook-api.js';
 import * as m0016 from './0016-enrichment.js';
 import * as m0017 from './0017-secrets.js';
 import * as m0025 from './0025-generation-usage.js';
+import * as m0030 from './0030-domain-verification.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0016-enrichment': m0016,
   '0017-secrets': m0017,
   '0025-generation-usage': m0025,
+  '0030-domain-verification': m0030,
 };

@@ -4,6 +4,7 @@ import type { Database } from '../../db/connect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { addressPolicy } from '../../net/address-policy.js';
+import { dnsResolver } from '../../net/dns-resolver.js';
 import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
 import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
@@ -122,6 +123,7 @@ function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: numb
       token: config.enrichmentToken,
       timeoutMs: config.enrichmentTimeoutMs,
       policy: addressPolicy(config.webhookAllowPrivateNetworks),
+      resolver: dnsResolver({ servers: config.dnsServers ?? undefined }),
     }),
     // The request's timeout (DNS and connection included) and slack for the two transactions.
     leaseMs: 2 * config.enrichmentTimeoutMs + 10_000,

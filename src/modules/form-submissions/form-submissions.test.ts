@@ -11,8 +11,8 @@ let page: string;
 let acme: string;
 let archived: string;
 
-const HOST = 'go.alice.example';
-const BOB = 'pages.bob.example';
+const HOST = 'go.alice.localhost';
+const BOB = 'pages.bob.localhost';
 const ACTION_FORM = {
   purpose: 'Talk to us',
   buttonTitle: 'Send',

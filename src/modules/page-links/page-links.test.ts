@@ -9,7 +9,7 @@ const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
 
 const addDomain = async (tenant: Tenant, hostname: string) =>
-  (await createTenantDomain(tenant.scope, t.clock, { hostname }, { apiHostname: null })).tenantDomainId;
+  (await createTenantDomain(tenant.scope, t.clock, { hostname }, { serviceHostnames: [] })).tenantDomainId;
 
 let audience: string;
 let otherAudience: string;
@@ -21,10 +21,10 @@ let bobsDomain: string;
 beforeAll(async () => {
   audience = (await makeAudience(alice.scope, t.clock)).audienceId;
   otherAudience = (await makeAudience(alice.scope, t.clock)).audienceId;
-  domain = await addDomain(alice, 'go.alice.example');
-  otherDomain = await addDomain(alice, 'meet.alice.example');
+  domain = await addDomain(alice, 'go.alice.localhost');
+  otherDomain = await addDomain(alice, 'meet.alice.localhost');
   bobsAudience = (await makeAudience(bob.scope, t.clock)).audienceId;
-  bobsDomain = await addDomain(bob, 'go.bob.example');
+  bobsDomain = await addDomain(bob, 'go.bob.localhost');
 });
 
 let n = 0;

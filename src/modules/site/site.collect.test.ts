@@ -11,7 +11,7 @@ let pageId: string;
 let view: string;
 let bobsView: string;
 
-const HOST = 'go.alice.example';
+const HOST = 'go.alice.localhost';
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
 
 function collect(body: unknown, headers: Record<string, string> = {}, host = HOST) {
@@ -41,8 +41,8 @@ beforeAll(async () => {
   await linkOnHost(t, alice, { hostname: HOST, path: '/offers/acme', audienceId });
   view = viewOf((await visit(t, HOST, '/offers/acme')).body);
   const bobs = await makeAudience(bob.scope, t.clock);
-  await linkOnHost(t, bob, { hostname: 'go.bob.example', path: '/b', audienceId: bobs.audienceId });
-  bobsView = viewOf((await visit(t, 'go.bob.example', '/b')).body);
+  await linkOnHost(t, bob, { hostname: 'go.bob.localhost', path: '/b', audienceId: bobs.audienceId });
+  bobsView = viewOf((await visit(t, 'go.bob.localhost', '/b')).body);
 });
 afterAll(() => t.close());
 
@@ -172,7 +172,7 @@ describe('POST /_ap/collect', () => {
   it('refuses every bad input with a 4xx and writes nothing', async () => {
     const token = await start();
     const bobsToken = (
-      await collect({ t: 'start', v: bobsView, u: 'http://go.bob.example/b' }, {}, 'go.bob.example')
+      await collect({ t: 'start', v: bobsView, u: 'http://go.bob.localhost/b' }, {}, 'go.bob.localhost')
     ).json().s as string;
     const [id, page, audience, startedAt, mac] = token.split('.');
     const before = [await sessions(), await hours()];
@@ -233,7 +233,7 @@ describe('POST /_ap/collect', () => {
     expect([await sessions(), await hours()]).toEqual(before);
     // another tenant's session on this host, or this session on another tenant's host
     expect(
-      (await collect({ t: 'update', s: token, e: 1, d: 1, c: 1, x: false }, {}, 'go.bob.example')).statusCode,
+      (await collect({ t: 'update', s: token, e: 1, d: 1, c: 1, x: false }, {}, 'go.bob.localhost')).statusCode,
     ).toBe(422);
     expect([await sessions(), await hours()]).toEqual(before);
   });
@@ -241,14 +241,14 @@ describe('POST /_ap/collect', () => {
   it('does not start sessions for a page that is not served any more (404)', async () => {
     const carol = await t.createTenant('Carol');
     const a = await makeAudience(carol.scope, t.clock);
-    await linkOnHost(t, carol, { hostname: 'c.carol.example', path: '/c', audienceId: a.audienceId });
-    const carolsView = viewOf((await visit(t, 'c.carol.example', '/c')).body);
+    await linkOnHost(t, carol, { hostname: 'c.carol.localhost', path: '/c', audienceId: a.audienceId });
+    const carolsView = viewOf((await visit(t, 'c.carol.localhost', '/c')).body);
     await carol.scope
       .updateTable('audiences')
       .set({ archived_at: t.clock.now().toISOString() })
       .where('id', '=', a.audienceId)
       .execute();
-    const res = await collect({ t: 'start', v: carolsView, u: 'http://c.carol.example/c' }, {}, 'c.carol.example');
+    const res = await collect({ t: 'start', v: carolsView, u: 'http://c.carol.localhost/c' }, {}, 'c.carol.localhost');
     expect(res.statusCode).toBe(404);
   });
 
@@ -278,16 +278,16 @@ describe('rate limits', () => {
     try {
       const dave = await limited.createTenant('Dave');
       const a = await makeAudience(dave.scope, limited.clock);
-      await linkOnHost(limited, dave, { hostname: 'd.dave.example', path: '/d', audienceId: a.audienceId });
-      const html = (await visit(limited, 'd.dave.example', '/d')).body;
+      await linkOnHost(limited, dave, { hostname: 'd.dave.localhost', path: '/d', audienceId: a.audienceId });
+      const html = (await visit(limited, 'd.dave.localhost', '/d')).body;
       const davesView = viewOf(html);
       const results = await Promise.all(
         Array.from({ length: 30 }, () =>
           limited.app.inject({
             method: 'POST',
             url: '/_ap/collect',
-            headers: { host: 'd.dave.example', 'content-type': 'text/plain', 'user-agent': UA },
-            payload: JSON.stringify({ t: 'start', v: davesView, u: 'http://d.dave.example/d' }),
+            headers: { host: 'd.dave.localhost', 'content-type': 'text/plain', 'user-agent': UA },
+            payload: JSON.stringify({ t: 'start', v: davesView, u: 'http://d.dave.localhost/d' }),
           }),
         ),
       );
@@ -313,22 +313,22 @@ describe('rate limits', () => {
       const a = await makeAudience(erin.scope, limited.clock);
       const b = await makeAudience(erin.scope, limited.clock);
       const { tenantDomainId } = await linkOnHost(limited, erin, {
-        hostname: 'e.erin.example',
+        hostname: 'e.erin.localhost',
         path: '/a',
         audienceId: a.audienceId,
       });
       await linkOnHost(limited, erin, { tenantDomainId, path: '/b', audienceId: b.audienceId });
       const views = [
-        viewOf((await visit(limited, 'e.erin.example', '/a')).body),
-        viewOf((await visit(limited, 'e.erin.example', '/b')).body),
+        viewOf((await visit(limited, 'e.erin.localhost', '/a')).body),
+        viewOf((await visit(limited, 'e.erin.localhost', '/b')).body),
       ];
       const send = (v: string, i: number) =>
         limited.app.inject({
           method: 'POST',
           url: '/_ap/collect',
           remoteAddress: `10.0.${Math.floor(i / 250)}.${i % 250}`,
-          headers: { host: 'e.erin.example', 'content-type': 'text/plain', 'user-agent': UA },
-          payload: JSON.stringify({ t: 'start', v, u: 'http://e.erin.example/a' }),
+          headers: { host: 'e.erin.localhost', 'content-type': 'text/plain', 'user-agent': UA },
+          payload: JSON.stringify({ t: 'start', v, u: 'http://e.erin.localhost/a' }),
         });
       const first = await Promise.all(Array.from({ length: 12 }, (_, i) => send(views[0]!, i)));
       const created = first.filter((r) => r.statusCode === 201).length;

@@ -126,8 +126,8 @@ beforeAll(async () => {
     actionFormInstructionsOverride: x(2),
     actionFormIdOverride: x(3),
   });
-  await linkOnHost(t, alice, { hostname: 'xss.alice.example', path: '/p', audienceId });
-  const res = await visit(t, 'xss.alice.example', '/p');
+  await linkOnHost(t, alice, { hostname: 'xss.alice.localhost', path: '/p', audienceId });
+  const res = await visit(t, 'xss.alice.localhost', '/p');
   expect(res.statusCode).toBe(200);
   html = res.body;
   csp = res.headers['content-security-policy'] as string;

@@ -51,6 +51,8 @@ function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: str
         'v.id as version_id',
       ])
       .where('d.hostname', '=', v.host)
+      // Only a proven domain serves (a literal, so SQLite uses the partial index of verified names).
+      .where('d.status', '=', sql.lit('verified'))
       .where('d.deleted_at', 'is', null);
   return { exact: finish(exact), byKey: finish(byKey as unknown as typeof exact) };
 }

@@ -15,8 +15,8 @@ let page: string;
 let acme: string;
 let jane: string;
 
-const HOST = 'go.alice.example';
-const BOB = 'pages.bob.example';
+const HOST = 'go.alice.localhost';
+const BOB = 'pages.bob.localhost';
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -29,7 +29,7 @@ beforeAll(async () => {
     await makeAudience(alice.scope, t.clock, { pageId: page, computedName: 'Jane', personRouteKey: 'jane-doe-1f3a' })
   ).audienceId;
   await linkOnHost(t, alice, { hostname: HOST, path: '/offers/acme', audienceId: acme });
-  await linkOnHost(t, alice, { hostname: 'meet.alice.example', path: '/other', audienceId: jane });
+  await linkOnHost(t, alice, { hostname: 'meet.alice.localhost', path: '/other', audienceId: jane });
   const bobs = await makeAudience(bob.scope, t.clock, { computedName: 'Bob’s audience' });
   await linkOnHost(t, bob, { hostname: BOB, path: '/bob-only', audienceId: bobs.audienceId });
 });
@@ -39,7 +39,7 @@ const h1 = (html: string) => /<h1>(.*?)<\/h1>/.exec(html)?.[1];
 
 describe('routing', () => {
   it('serves the published page of a link on its domain, host case-insensitive and port ignored', async () => {
-    for (const host of [HOST, 'GO.Alice.Example:3000', `${HOST}.`]) {
+    for (const host of [HOST, 'GO.Alice.LocalHost:3000', `${HOST}.`]) {
       const res = await visit(t, host, '/offers/acme/');
       expect(res.statusCode, host).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -51,11 +51,11 @@ describe('routing', () => {
   it('falls back to the tenant’s link on no domain, and prefers the domain’s own link', async () => {
     await linkOnHost(t, alice, { path: '/everywhere', audienceId: jane });
     expect(h1((await visit(t, HOST, '/everywhere')).body)).toBe('Offers for Jane');
-    expect(h1((await visit(t, 'meet.alice.example', '/everywhere')).body)).toBe('Offers for Jane');
+    expect(h1((await visit(t, 'meet.alice.localhost', '/everywhere')).body)).toBe('Offers for Jane');
     await linkOnHost(t, alice, { path: '/offers/acme', audienceId: jane });
     // the domain's own link at the same path wins; other domains get the no-domain link
     expect(h1((await visit(t, HOST, '/offers/acme')).body)).toBe('Offers for Acme');
-    expect(h1((await visit(t, 'meet.alice.example', '/offers/acme')).body)).toBe('Offers for Jane');
+    expect(h1((await visit(t, 'meet.alice.localhost', '/offers/acme')).body)).toBe('Offers for Jane');
   });
 
   it('reaches a person’s own audience of the page at {link path}/{personRouteKey}', async () => {
@@ -127,17 +127,17 @@ describe('routing', () => {
     const carol = await t.createTenant('Carol');
     const { audienceId } = await makeAudience(carol.scope, t.clock);
     const { tenantDomainId, pageLinkId } = await linkOnHost(t, carol, {
-      hostname: 'c.carol.example',
+      hostname: 'c.carol.localhost',
       path: '/x',
       audienceId,
     });
     await linkOnHost(t, carol, { tenantDomainId, path: '/y', audienceId });
-    expect((await visit(t, 'c.carol.example', '/x')).statusCode).toBe(200);
+    expect((await visit(t, 'c.carol.localhost', '/x')).statusCode).toBe(200);
     await t.request(carol, { method: 'DELETE', url: `/v0/page_links/${pageLinkId}` });
-    expect((await visit(t, 'c.carol.example', '/x')).statusCode).toBe(404);
-    expect((await visit(t, 'c.carol.example', '/y')).statusCode).toBe(200);
+    expect((await visit(t, 'c.carol.localhost', '/x')).statusCode).toBe(404);
+    expect((await visit(t, 'c.carol.localhost', '/y')).statusCode).toBe(200);
     await t.request(carol, { method: 'DELETE', url: `/v0/tenant_domains/${tenantDomainId}` });
-    const gone = await visit(t, 'c.carol.example', '/y', { accept: 'text/html' });
+    const gone = await visit(t, 'c.carol.localhost', '/y', { accept: 'text/html' });
     expect(gone.statusCode).toBe(404);
     expect(gone.body).not.toMatch(/Carol/);
   });
@@ -147,35 +147,35 @@ describe('routing', () => {
     const a = await makeAudience(dave.scope, t.clock, { personRouteKey: 'pat-1' });
     const b = await makeAudience(dave.scope, t.clock, { pageId: a.pageId, personRouteKey: 'sam-2' });
     const { tenantDomainId } = await linkOnHost(t, dave, {
-      hostname: 'd.dave.example',
+      hostname: 'd.dave.localhost',
       path: '/a',
       audienceId: a.audienceId,
     });
     await linkOnHost(t, dave, { tenantDomainId, path: '/b', audienceId: b.audienceId });
     const now = t.clock.now().toISOString();
     await dave.scope.updateTable('audiences').set({ archived_at: now }).where('id', '=', b.audienceId).execute();
-    const archived = await visit(t, 'd.dave.example', '/b');
+    const archived = await visit(t, 'd.dave.localhost', '/b');
     expect(archived.statusCode).toBe(410);
     expect(archived.body).toContain('no longer available');
     // reached by its key, an archived audience is simply not there
-    expect((await visit(t, 'd.dave.example', '/a/sam-2')).statusCode).toBe(404);
-    expect((await visit(t, 'd.dave.example', '/a/pat-1')).statusCode).toBe(200);
+    expect((await visit(t, 'd.dave.localhost', '/a/sam-2')).statusCode).toBe(404);
+    expect((await visit(t, 'd.dave.localhost', '/a/pat-1')).statusCode).toBe(200);
     await dave.scope
       .updateTable('pages')
       .set({ status: 'archived', archived_at: now })
       .where('id', '=', a.pageId)
       .execute();
-    expect((await visit(t, 'd.dave.example', '/a')).statusCode).toBe(410);
+    expect((await visit(t, 'd.dave.localhost', '/a')).statusCode).toBe(410);
     await dave.scope.updateTable('pages').set({ deleted_at: now }).where('id', '=', a.pageId).execute();
-    expect((await visit(t, 'd.dave.example', '/a')).statusCode).toBe(404);
+    expect((await visit(t, 'd.dave.localhost', '/a')).statusCode).toBe(404);
   });
 
   it('serves the published version only: a newer draft waits until it is published', async () => {
     const erin = await t.createTenant('Erin');
     const pageId = await makePage(erin.scope, t.clock, { status: 'draft', title: 'Version one' });
     const { audienceId } = await makeAudience(erin.scope, t.clock, { pageId });
-    await linkOnHost(t, erin, { hostname: 'e.erin.example', path: '/p', audienceId });
-    const first = await visit(t, 'e.erin.example', '/p');
+    await linkOnHost(t, erin, { hostname: 'e.erin.localhost', path: '/p', audienceId });
+    const first = await visit(t, 'e.erin.localhost', '/p');
     expect(h1(first.body)).toBe('Version one');
 
     await erin.scope.updateTable('pages').set({ title: 'Version two' }).where('id', '=', pageId).execute();
@@ -186,13 +186,13 @@ describe('routing', () => {
     });
     expect(created.statusCode).toBe(201);
     // queued: still the published one
-    expect(h1((await visit(t, 'e.erin.example', '/p')).body)).toBe('Version one');
+    expect(h1((await visit(t, 'e.erin.localhost', '/p')).body)).toBe('Version one');
     await drainGeneration(t.database, t.clock);
     // generated as a draft (the page is a draft): still the published one, same bytes
-    const draft = await visit(t, 'e.erin.example', '/p');
+    const draft = await visit(t, 'e.erin.localhost', '/p');
     expect(draft.body).toBe(first.body);
     await publishPageDrafts(erin.scope, t.clock, pageId);
-    const published = await visit(t, 'e.erin.example', '/p', { 'if-none-match': first.headers.etag as string });
+    const published = await visit(t, 'e.erin.localhost', '/p', { 'if-none-match': first.headers.etag as string });
     expect(published.statusCode).toBe(200);
     expect(h1(published.body)).toBe('Version two');
     expect(published.headers.etag).not.toBe(first.headers.etag);
@@ -285,8 +285,8 @@ describe('several processes on one database', () => {
       const frank = await t.createTenant('Frank');
       const pageId = await makePage(frank.scope, t.clock, { status: 'published', title: 'First' });
       const { audienceId } = await makeAudience(frank.scope, t.clock, { pageId });
-      await linkOnHost(t, frank, { hostname: 'f.frank.example', path: '/f', audienceId });
-      const inOther = () => other.inject({ method: 'GET', url: '/f', headers: { host: 'f.frank.example' } });
+      await linkOnHost(t, frank, { hostname: 'f.frank.localhost', path: '/f', audienceId });
+      const inOther = () => other.inject({ method: 'GET', url: '/f', headers: { host: 'f.frank.localhost' } });
       const deadline = Date.now() + 1_500;
       let res = await inOther();
       while (res.statusCode !== 200 && Date.now() < deadline) {

@@ -1,5 +1,5 @@
 import type { DemoContext } from '../module.js';
-import { createTenantDomain } from './tenant-domains.service.js';
+import { createTenantDomain, serviceHostnames } from './tenant-domains.service.js';
 
 function slug(name: string): string {
   return (
@@ -13,13 +13,14 @@ function slug(name: string): string {
 }
 
 /**
- * Two domains: `<tenant-slug>-<id suffix>.localhost`, which a browser on this machine resolves
- * to the service at once (open the printed URLs after `npm start`), and a production-like one.
+ * Two domains: `<tenant-slug>-<id suffix>.localhost`, verified at once, which a browser on this
+ * machine resolves to the service (open the printed URLs after `npm start`), and a production-like
+ * one, pending, with the TXT record its owner would publish.
  */
 export async function tenantDomainsDemo(ctx: DemoContext) {
   const name = (ctx.created.tenants?.name as string | undefined) ?? 'demo';
   const suffix = ctx.scope.tenantId.slice(-6);
-  const options = { apiHostname: null };
+  const options = { serviceHostnames: serviceHostnames(ctx.config) };
   const local = await createTenantDomain(
     ctx.scope,
     ctx.clock,
@@ -29,11 +30,17 @@ export async function tenantDomainsDemo(ctx: DemoContext) {
   const production = await createTenantDomain(
     ctx.scope,
     ctx.clock,
-    { hostname: `go-${suffix}.northwind.example` },
+    { hostname: `go-${suffix}.northwind-traders.com` },
     options,
   );
   return {
     tenantDomainIds: [local.tenantDomainId, production.tenantDomainId],
-    localDomain: { tenantDomainId: local.tenantDomainId, hostname: local.hostname },
+    localDomain: { tenantDomainId: local.tenantDomainId, hostname: local.hostname, status: local.status },
+    pendingDomain: {
+      tenantDomainId: production.tenantDomainId,
+      hostname: production.hostname,
+      status: production.status,
+      verification: production.verification,
+    },
   };
 }

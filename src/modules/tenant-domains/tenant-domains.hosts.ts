@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/schema.js';
 import type { AppContext } from '../../http/context.js';
-import { domainsStamp, liveHostnames } from './tenant-domains.queries.js';
+import { domainsStamp, verifiedHostnames } from './tenant-domains.queries.js';
 
 /** How often every process checks the database for domains added or removed elsewhere. */
 const HOSTS_REFRESH_MS = 1_000;
@@ -10,12 +10,14 @@ const HOSTS_REFRESH_MS = 1_000;
 const FULL_RELOAD_MS = 60_000;
 
 /**
- * The live tenant host names (and their tenants), in memory, so that the router can tell a page request from an API
- * request synchronously (it cannot wait for the database). This process updates it at once when
- * it adds or removes a domain; changes made by other processes (the CLI, other servers on
+ * The verified tenant host names (and their tenants), in memory, so that the router can tell a
+ * page request from an API request synchronously (it cannot wait for the database), and the TLS
+ * `ask` endpoint can answer without a query. This process updates it at once when it verifies or
+ * removes a domain; changes made elsewhere (the CLI, the verification job, other servers on
  * PostgreSQL) arrive within `HOSTS_REFRESH_MS`, from a cheap stamp query that reloads the names
- * only when they changed. Being in this set only sends a request to the page side: serving still
- * checks the live domain and link rows, so a removed domain stops serving at once everywhere.
+ * only when one started or stopped serving. Being in this set only sends a request to the page
+ * side: serving still checks the verified domain and link rows, so a removed domain stops serving
+ * at once everywhere.
  */
 export class PageHosts {
   /** host name → tenant id */
@@ -57,7 +59,7 @@ export class PageHosts {
     const stamp = await domainsStamp(this.db);
     const now = Date.now();
     if (stamp === this.#stamp && now - this.#loadedAt < FULL_RELOAD_MS) return;
-    this.#hosts = new Map((await liveHostnames(this.db)).map((d) => [d.hostname, d.tenant_id]));
+    this.#hosts = new Map((await verifiedHostnames(this.db)).map((d) => [d.hostname, d.tenant_id]));
     this.#stamp = stamp;
     this.#loadedAt = now;
   }

@@ -10,14 +10,15 @@ import {
   TenantDomainParams,
 } from './tenant-domains.schemas.js';
 import * as domains from './tenant-domains.service.js';
-import { apiHostname } from './tenant-domains.service.js';
+import { proofResolver, verifyTenantDomain } from './tenant-domains.verification.js';
 
 const EXTENSION = 'Extension of the interface (docs/api.md, Tenant domains). ';
 
 export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pager, clock, config } = app.ctx;
   const hosts = pageHostsFor(app.ctx);
-  const ownHost = apiHostname(config.publicBaseUrl);
+  const serviceHostnames = domains.serviceHostnames(config);
+  const resolver = proofResolver(config);
 
   app.post(
     '/tenant_domains',
@@ -25,19 +26,45 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'tenantDomains.create',
         tags: [TENANT_DOMAINS_TAG],
-        summary: 'Register a host name that serves the tenant’s pages',
+        summary: 'Claim a host name for the tenant’s pages; it serves once proven by a DNS TXT record',
         description:
           EXTENSION +
-          'Point the host name (DNS) at the service; page links on it (or on no domain) are then served there. ' +
-          'A host name belongs to one tenant: taken by anyone, it is 409 hostname_taken.',
+          'Answers the claim, `pending`, with the TXT record to publish (`verification`); then call …/verify (or ' +
+          'wait for the background checks). `*.localhost` names are verified at once. Point the name (DNS A/AAAA ' +
+          'or CNAME) at the service. A name someone holds verified, or this tenant claims already, is 409 ' +
+          'hostname_taken; several tenants may hold pending claims on one name, and the first to prove it wins.',
         body: TenantDomainCreateBody,
         response: { 201: Type.Ref('TenantDomain'), 409: { $ref: 'Problem' }, ...standardErrorResponses },
       },
     },
     async (request, reply) => {
-      const domain = await domains.createTenantDomain(request.scope, clock, request.body, { apiHostname: ownHost });
-      hosts.add(domain.hostname, request.scope.tenantId);
+      const domain = await domains.createTenantDomain(request.scope, clock, request.body, { serviceHostnames });
+      if (domain.status === 'verified') hosts.add(domain.hostname, request.scope.tenantId);
       return reply.code(201).send(domain);
+    },
+  );
+
+  app.post(
+    '/tenant_domains/:tenant_domain_id/verify',
+    {
+      schema: {
+        operationId: 'tenantDomains.verify',
+        tags: [TENANT_DOMAINS_TAG],
+        summary: 'Check the domain’s DNS proof now',
+        description:
+          EXTENSION +
+          'Looks up the TXT record of `verification` now. Answers the verified domain (it serves at once), or 422 ' +
+          'domain_not_verified saying what was found (no record, other values, a DNS error; the check is recorded on ' +
+          'the domain, which stays pending), or 409 hostname_taken when another tenant proved the name first.',
+        params: TenantDomainParams,
+        response: { 200: Type.Ref('TenantDomain'), 409: { $ref: 'Problem' }, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const id = request.params.tenant_domain_id;
+      const domain = await verifyTenantDomain(request.scope, clock, id, resolver, request.log);
+      hosts.add(domain.hostname, request.scope.tenantId);
+      return domain;
     },
   );
 
@@ -47,7 +74,7 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'tenantDomains.list',
         tags: [TENANT_DOMAINS_TAG],
-        summary: 'List the tenant’s domains, newest first',
+        summary: 'List the tenant’s domains (claims of every status), newest first',
         description: EXTENSION,
         querystring: TenantDomainListQuery,
         response: { 200: TenantDomainList, ...standardErrorResponses },
@@ -74,8 +101,8 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const hostname = await domains.deleteTenantDomain(request.scope, clock, request.params.tenant_domain_id);
-      hosts.remove(hostname);
+      const removed = await domains.deleteTenantDomain(request.scope, clock, request.params.tenant_domain_id);
+      if (removed.wasServing) hosts.remove(removed.hostname);
       return reply.code(204).send(null);
     },
   );

@@ -5,6 +5,7 @@ import type { Database } from '../../db/connect.js';
 import type { DB } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { addressPolicy, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
+import { dnsResolver } from '../../net/dns-resolver.js';
 import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
 import { DeliveryEngine } from '../../outbox/delivery-worker.js';
 import { pruneWebhookHistory } from '../../outbox/retention.js';
@@ -62,7 +63,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
   const client = new SafeHttpClient({
     policy: deps.policy ?? addressPolicy(config.webhookAllowPrivateNetworks),
     ports: deps.ports ?? portRule(config.webhookAllowedPorts),
-    resolver: deps.resolver,
+    resolver: deps.resolver ?? dnsResolver({ servers: config.dnsServers ?? undefined }),
     timeoutMs: config.webhookTimeoutMs,
     maxSockets: concurrency,
   });
