@@ -1,11 +1,8 @@
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.js';
 import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { AppError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
-import type { CliCommand } from './command.js';
+import type { CliCommand, CliContext } from './command.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -27,8 +24,7 @@ function usage(commands: CliCommand[]): string {
 export async function runCli(
   argv: string[],
   commands: CliCommand[],
-  config: Config,
-  clock: Clock,
+  service: Omit<CliContext, 'database' | 'db'>,
   io: CliIo,
 ): Promise<number> {
   const json = argv.includes('--json');
@@ -68,12 +64,11 @@ export async function runCli(
     return fail((err as Error).message);
   }
 
-  const database = connectDatabase(connectionOptionsOf(config));
+  const database = connectDatabase(connectionOptionsOf(service.config));
   try {
-    if (command.path[0] !== 'migrate')
-      await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
+    if (command.path[0] !== 'migrate') await migrateToLatest(database, service.migrations);
     const result = await command.run(
-      { database, db: database.kysely, config, clock },
+      { ...service, database, db: database.kysely },
       { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals },
     );
     io.stdout(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);

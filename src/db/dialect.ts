@@ -96,3 +96,38 @@ export function jsonText(engine: Engine, column: Expression<unknown>, path: stri
   if (engine === 'postgres') return sql<string | null>`${column} #>> ${`{${path.join(',')}}`}`;
   return sql<string | null>`json_extract(${column}, ${`$.${path.join('.')}`})`;
 }
+
+/** `for update skip locked` for a query written as raw SQL (see forUpdateSkipLocked). */
+export function skipLockedClause(engine: Engine): RawBuilder<unknown> {
+  return engine === 'postgres' ? sql` for update skip locked` : sql``;
+}
+
+/**
+ * Whether processes other than this one may work on the database: several servers (or hosts)
+ * share a PostgreSQL database; a SQLite file has one process (WEB_CONCURRENCY is PostgreSQL only).
+ */
+export function sharedAcrossProcesses(engine: Engine): boolean {
+  return engine === 'postgres';
+}
+
+/**
+ * How processes sharing the database tell each other something (workers/wakeups.ts): on
+ * PostgreSQL a NOTIFY channel named `prefix` + the connection's schema (databases sharing a
+ * server stay apart; at most 63 bytes, PostgreSQL's limit for a name) and the statement that
+ * notifies it. Null where no other process shares the database.
+ */
+export async function notificationChannel(
+  engine: Engine,
+  db: Kysely<DB>,
+  prefix: string,
+): Promise<{ name: string; notify(payload: string): Promise<void> } | null> {
+  if (!sharedAcrossProcesses(engine)) return null;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const name = `${prefix}${rows[0]!.schema}`.slice(0, 63);
+  return {
+    name,
+    notify: async (payload) => {
+      await sql`select pg_notify(${name}, ${payload})`.execute(db);
+    },
+  };
+}

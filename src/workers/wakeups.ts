@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/connect.js';
+import { notificationChannel } from '../db/dialect.js';
 
 /**
  * Wake-ups across processes (WEB_CONCURRENCY > 1, or several hosts) on PostgreSQL: a commit that
@@ -13,7 +13,7 @@ import type { Database } from '../db/connect.js';
 export class CrossProcessWakeups {
   readonly #database: Database;
   readonly #logger: Logger;
-  #channel: string | null = null;
+  #channel: Awaited<ReturnType<typeof notificationChannel>> = null;
   #stop: (() => Promise<void>) | null = null;
   #pending = new Set<string>();
   #flushing = false;
@@ -28,11 +28,12 @@ export class CrossProcessWakeups {
 
   /** Starts listening; `wake(channel)` is called for every worker channel another process published. */
   async start(wake: (channel: string) => void): Promise<void> {
-    if (this.#database.engine !== 'postgres' || !this.#database.listen) return;
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(this.#database.kysely);
-    this.#channel = `aps_wake_${rows[0]!.schema}`.slice(0, 63);
+    const { engine, kysely, listen } = this.#database;
+    const channel = await notificationChannel(engine, kysely, 'aps_wake_');
+    if (channel === null || listen === undefined) return;
+    this.#channel = channel;
     const self = `${this.#id}:`;
-    this.#stop = await this.#database.listen(this.#channel, (payload) => {
+    this.#stop = await listen(channel.name, (payload) => {
       if (!payload.startsWith(self)) wake(payload.slice(payload.indexOf(':') + 1));
     });
   }
@@ -48,8 +49,8 @@ export class CrossProcessWakeups {
       const channels = [...this.#pending];
       this.#pending.clear();
       for (const c of channels) {
-        sql`select pg_notify(${this.#channel}, ${`${this.#id}:${c}`})`
-          .execute(this.#database.kysely)
+        this.#channel
+          ?.notify(`${this.#id}:${c}`)
           .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'));
       }
     });

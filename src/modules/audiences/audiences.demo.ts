@@ -1,7 +1,7 @@
 import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
 import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
-import { claimVersion, completeVersion, generateNow } from './audiences.generation.js';
+import { generateNow } from './audiences.generation.js';
 import { createVersionIn } from './audiences.versions.js';
 
 const PEOPLE = [
@@ -59,13 +59,8 @@ export async function audiencesDemo(ctx: DemoContext) {
         case 4: {
           // a failed first attempt: pending, retried by the worker
           const v = await newVersion(ctx, pageId, audienceId);
-          await ctx.scope.transaction(async (tx) => {
-            const token = await claimVersion(tx, ctx.clock, v.versionId);
-            await completeVersion(tx, ctx.clock, v.versionId, token!, {
-              ok: false,
-              error: new Error('demo: the generator timed out'),
-            });
-          });
+          const timedOut = { name: 'demo', generate: () => Promise.reject(new Error('demo: the generator timed out')) };
+          await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId, { generator: timedOut }));
           break;
         }
         case 0:

@@ -1,8 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { json } from '../../db/json.js';
+import type { AudienceVersionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound } from '../../http/errors.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import { isoNow, SECOND_MS, type Clock } from '../../lib/clock.js';
+import { failureText } from '../../lib/limits.js';
+import {
+  done,
+  retry,
+  runJobNow,
+  type JobStep,
+  type LeasedJobKind,
+  type LeasedRow,
+  type LeaseSettings,
+  type WorkResult,
+} from '../../workers/leased-jobs.js';
 import { findAccountByDomain } from '../accounts/index.js';
 import { findPage } from '../pages/index.js';
 import { findPerson } from '../persons/index.js';
@@ -17,51 +28,114 @@ import {
 import * as q from './audiences.queries.js';
 import { effectiveMetadata } from './audiences.shared.js';
 import { templateGenerator } from './audiences.template-generator.js';
-import { publishVersion } from './audiences.versions.js';
+import { transition, TRANSITIONS } from './audiences.version-lifecycle.js';
+import { publishVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
 
 /**
- * The generation job of a version: a version in a runnable status is its own job. A worker
- * claims it (a lease), generates outside any transaction, and completes it; a lease that runs out
- * lets another worker take the version over.
+ * The generation job of a version, on the leased-job runner: a version in a runnable status is
+ * its own job. Its lifecycle (docs/audience-versions.md) decides every status a claim, a retry, a
+ * success or a failure writes.
  */
 
-/** How long a worker holds a version before another may take it over (it is presumed crashed). */
-export const GENERATION_LEASE_MS = 60_000;
-/** Attempts (including ones lost to crashes) before a version is given up as failed. */
-export const MAX_GENERATION_ATTEMPTS = 3;
-/** Wait before retry n (1-based): 10 s, 20 s, 40 s, … */
-export const generationRetryDelayMs = (attempt: number) => 10_000 * 2 ** (attempt - 1);
+export const GENERATION_SETTINGS: LeaseSettings = {
+  /** How long a worker holds a version before another may take it over (it is presumed crashed). */
+  leaseMs: 60 * SECOND_MS,
+  /** Attempts (including ones lost to crashes) before a version is given up as failed. */
+  maxAttempts: 3,
+  concurrency: 1,
+  pollMs: 5 * SECOND_MS,
+};
+
+/** What the runner reads of a version for the generation's functions. */
+export type VersionJob = LeasedRow &
+  Pick<AudienceVersionsTable, 'id' | 'audience_id' | 'version_number' | 'queued_at' | 'queue_duration_ms'>;
+
+/** A generator's output, to be stored as the version's artifact. */
+export interface Generated {
+  generator: string;
+  artifact: GeneratedArtifact;
+}
+
+/** `draft`, or `published` when the page is published (or `publish` asked for it). */
+export type GenerationCompletion = 'draft' | 'published';
+
+export interface GenerationOptions {
+  generator?: VersionGenerator;
+  /** Publish the new draft at once, whatever the page's status (the first version of an audience). */
+  publish?: boolean;
+  settings?: Partial<LeaseSettings>;
+}
+
+/** The generation job kind: what the runner needs to run versions. Failures are reasons (text). */
+export function versionGenerationKind(
+  clock: Clock,
+  options: GenerationOptions = {},
+): LeasedJobKind<'audience_versions', VersionJob, Generated, string, GenerationCompletion> {
+  const generator = options.generator ?? templateGenerator;
+  return {
+    name: 'audience-version-generation',
+    channel: VERSIONS_CHANNEL,
+    table: 'audience_versions',
+    key: 'id',
+    columns: ['audience_id', 'version_number', 'queued_at', 'queue_duration_ms'],
+    statuses: { waiting: TRANSITIONS.claim.from, running: TRANSITIONS.claim.to },
+    settings: { ...GENERATION_SETTINGS, ...options.settings },
+    work: (job, scope) => generate(generator, job, scope),
+    complete: (tx, job, generated) => completeVersion(tx, clock, job, generated, options.publish ?? false),
+    fail: (tx, job, reason) => failVersion(tx, clock, job, reason),
+    interrupted: (job) => `the worker's lease expired on all ${job.attempts} attempts`,
+    // The time it spent queued is taken the first time it is claimed.
+    onClaim: (job, now) => ({
+      ...transition(job.status === 'processing' ? 'reclaim' : 'claim', job.status, now),
+      queue_duration_ms:
+        job.queue_duration_ms ?? (job.queued_at === null ? null : Date.parse(now) - Date.parse(job.queued_at)),
+    }),
+    onRetry: (job, reason, now) => ({ ...transition('retry', job.status, now), failure_reason: failureText(reason) }),
+    beforeFinish: (tx, job) => stillTheLatest(tx, clock, job),
+  };
+}
 
 /**
- * Takes a runnable version for generation: a new lease (token, expiry), one more attempt, and the
- * time it spent queued the first time it is taken. Returns the lease token, or null when the
- * version is not runnable any more (or failed for good, having used all its attempts).
+ * Claims, generates and completes one version inside the caller's transaction (operator side:
+ * the first version of a new audience, demo data). The worker does the same in three steps.
  */
-export async function claimVersion(
+export function generateNow(
   tx: TenantScope,
   clock: Clock,
   versionId: string,
-  leaseMs = GENERATION_LEASE_MS,
-  maxAttempts = MAX_GENERATION_ATTEMPTS,
-): Promise<string | null> {
-  const job = await q.findJob(tx, versionId, { lock: true });
-  if (job === undefined) return null;
-  const now = clock.now();
-  const nowIso = now.toISOString();
-  if (job.status === 'processing' && job.attempts >= maxAttempts) {
-    await failVersion(tx, clock, job, `the worker's lease expired on all ${job.attempts} attempts`);
-    return null;
+  options: Omit<GenerationOptions, 'settings'> = {},
+): Promise<JobStep<GenerationCompletion>> {
+  return runJobNow(versionGenerationKind(clock, options), clock, tx, versionId);
+}
+
+/** One attempt. A generator reports failure by throwing; input that cannot be read is a failed attempt too. */
+async function generate(
+  generator: VersionGenerator,
+  job: VersionJob,
+  scope: TenantScope,
+): Promise<WorkResult<Generated, string>> {
+  try {
+    return done({
+      generator: generator.name,
+      artifact: await generator.generate(await loadGenerationInput(scope, job.id)),
+    });
+  } catch (error) {
+    return retry(error instanceof Error ? error.message : String(error));
   }
-  if (job.status !== 'queued' && job.status !== 'pending' && job.status !== 'processing') return null;
-  const token = randomUUID();
-  const moved = await q.applyTransition(tx, job, job.status === 'processing' ? 'reclaim' : 'claim', nowIso, {
-    attempts: job.attempts + 1,
-    lease_token: token,
-    available_at: new Date(now.getTime() + leaseMs).toISOString(),
-    queue_duration_ms:
-      job.queue_duration_ms ?? (job.queued_at === null ? null : now.getTime() - Date.parse(job.queued_at)),
-  });
-  return moved ? token : null;
+}
+
+/**
+ * Takes the audience's lock before its version's (the lock order everywhere), and keeps a result
+ * only for the latest version: only it may become the draft (and go live). Creating a version
+ * supersedes the runnable ones, so a newer version here means that rule was bypassed: the older
+ * result is dropped rather than published over the newer version.
+ */
+async function stillTheLatest(tx: TenantScope, clock: Clock, job: VersionJob): Promise<boolean> {
+  const audience = await q.findAudienceById(tx, job.audience_id);
+  await q.findAudience(tx, audience!.page_id, job.audience_id, { lock: true });
+  if ((await q.lastVersionNumber(tx, job.audience_id)) <= Number(job.version_number)) return true;
+  await q.applyTransition(tx, job, 'supersede', isoNow(clock), {}, { leaseToken: job.lease_token ?? undefined });
+  return false;
 }
 
 async function pageIdOf(tx: TenantScope, audienceId: string): Promise<string> {
@@ -69,36 +143,25 @@ async function pageIdOf(tx: TenantScope, audienceId: string): Promise<string> {
   return audience!.page_id;
 }
 
-async function failVersion(
-  tx: TenantScope,
-  clock: Clock,
-  job: { id: string; status: string; audience_id: string; attempts: number },
-  reason: string,
-  leaseToken?: string,
-) {
-  const moved = await q.applyTransition(
-    tx,
-    job,
-    'fail',
-    isoNow(clock),
-    { failure_reason: reason.slice(0, 2000) },
-    { leaseToken },
-  );
-  if (!moved) return false;
+async function failVersion(tx: TenantScope, clock: Clock, job: VersionJob, reason: string) {
+  const failure = { reason: failureText(reason), attempts: job.attempts };
+  const leaseToken = job.lease_token ?? undefined;
+  if (!(await q.applyTransition(tx, job, 'fail', isoNow(clock), { failure_reason: failure.reason }, { leaseToken }))) {
+    return;
+  }
   await emitVersionEvent(tx, clock, 'page.version.processed', await pageIdOf(tx, job.audience_id), job.id, {
     outcome: 'failed',
-    failure: { reason: reason.slice(0, 2000), attempts: job.attempts },
+    failure,
   });
-  return true;
 }
 
-/** Everything a generator needs, read in the worker's transaction. */
-export async function loadGenerationInput(tx: TenantScope, versionId: string): Promise<GenerationInput> {
-  const job = await q.findJob(tx, versionId);
+/** Everything a generator needs, read through the job's scope (or the caller's transaction). */
+export async function loadGenerationInput(scope: TenantScope, versionId: string): Promise<GenerationInput> {
+  const job = await q.findVersionToGenerate(scope, versionId);
   if (job === undefined) throw notFound('audience version', versionId);
-  const audience = await q.findAudienceById(tx, job.audience_id);
+  const audience = await q.findAudienceById(scope, job.audience_id);
   if (audience === undefined) throw notFound('audience', job.audience_id);
-  const page = await findPage(tx, audience.page_id);
+  const page = await findPage(scope, audience.page_id);
   if (page === undefined) throw new Error(`page ${audience.page_id} of the audience is deleted`);
   return {
     version: {
@@ -131,7 +194,7 @@ export async function loadGenerationInput(tx: TenantScope, versionId: string): P
       actionFormInstructionsOverride: audience.action_form_instructions_override,
       actionUrlOverride: audience.action_url_override,
     },
-    person: audience.person_id === null ? null : await loadPerson(tx, audience.person_id),
+    person: audience.person_id === null ? null : await loadPerson(scope, audience.person_id),
     effectiveMetadata: effectiveMetadata(page.metadata, audience.metadata_override),
   };
 }
@@ -150,101 +213,37 @@ async function loadPerson(tx: TenantScope, personId: string): Promise<Generation
   };
 }
 
-export type GenerationOutcome =
-  { ok: true; generator: string; artifact: GeneratedArtifact; publish?: boolean } | { ok: false; error: unknown };
-
 /**
- * Records the result of a generation attempt, if the lease is still ours (a version superseded
- * or taken over meanwhile is left alone). Success: the version becomes a draft, an older draft is
- * retired, and when the page is published (or `publish` is set) the draft is published at once.
- * Failure: the version waits for a retry (pending), or is cancelled after the last attempt.
+ * Records a successful attempt: the version becomes a draft, an older draft is retired, and when
+ * the page is published (or `publish` is set) the draft is published at once.
  */
-export async function completeVersion(
+async function completeVersion(
   tx: TenantScope,
   clock: Clock,
-  versionId: string,
-  leaseToken: string,
-  outcome: GenerationOutcome,
-  maxAttempts = MAX_GENERATION_ATTEMPTS,
-): Promise<'draft' | 'published' | 'pending' | 'cancelled' | 'stale'> {
-  const job = await q.findJob(tx, versionId);
-  if (job === undefined) return 'stale';
-  const audience = await q.findAudienceById(tx, job.audience_id);
-  // Lock order everywhere: audience, then its versions.
-  await q.findAudience(tx, audience!.page_id, job.audience_id, { lock: true });
-  const current = await q.findJob(tx, versionId, { lock: true });
-  if (current === undefined || current.status !== 'processing' || current.lease_token !== leaseToken) return 'stale';
-  const now = clock.now();
-  const nowIso = now.toISOString();
-  // Only the latest version may become the draft (and go live). Creating a version supersedes
-  // the runnable ones, so a newer version here means that rule was bypassed: the older result
-  // is dropped rather than published over the newer version.
-  if ((await q.lastVersionNumber(tx, job.audience_id)) > Number(current.version_number)) {
-    await q.applyTransition(tx, current, 'supersede', nowIso, {}, { leaseToken });
-    return 'stale';
-  }
-
-  if (!outcome.ok) {
-    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-    if (current.attempts >= maxAttempts) {
-      await failVersion(tx, clock, current, reason, leaseToken);
-      return 'cancelled';
-    }
-    await q.applyTransition(
-      tx,
-      current,
-      'retry',
-      nowIso,
-      {
-        failure_reason: reason.slice(0, 2000),
-        available_at: new Date(now.getTime() + generationRetryDelayMs(current.attempts)).toISOString(),
-      },
-      { leaseToken },
-    );
-    return 'pending';
-  }
-
-  const artifact = storedArtifact(outcome.generator, outcome.artifact);
+  job: VersionJob,
+  generated: Generated,
+  publish: boolean,
+): Promise<GenerationCompletion> {
+  const nowIso = isoNow(clock);
+  const artifact = storedArtifact(generated.generator, generated.artifact);
+  const leaseToken = job.lease_token ?? undefined;
   await q.applyTransition(
     tx,
-    current,
+    job,
     'generated',
     nowIso,
     { artifact: json(artifact), failure_reason: null },
     { leaseToken },
   );
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
-    if (older.id !== versionId) await q.applyTransition(tx, older, 'retire', nowIso);
+    if (older.id !== job.id) await q.applyTransition(tx, older, 'retire', nowIso);
   }
-  const pageId = audience!.page_id;
-  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, versionId, { outcome: 'draft' });
+  const pageId = await pageIdOf(tx, job.audience_id);
+  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, job.id, { outcome: 'draft' });
   const page = await findPage(tx, pageId);
-  if (outcome.publish || page?.status === 'published') {
-    await publishVersion(tx, clock, pageId, job.audience_id, versionId);
+  if (publish || page?.status === 'published') {
+    await publishVersion(tx, clock, pageId, job.audience_id, job.id);
     return 'published';
   }
   return 'draft';
-}
-
-/**
- * Claims, generates and completes one version inside the caller's transaction (operator side:
- * the first version of a new audience, demo data). The worker does the same in three steps.
- */
-export async function generateNow(
-  tx: TenantScope,
-  clock: Clock,
-  versionId: string,
-  options: { generator?: VersionGenerator; publish?: boolean } = {},
-) {
-  const generator = options.generator ?? templateGenerator;
-  const token = await claimVersion(tx, clock, versionId);
-  if (token === null) throw new Error(`version ${versionId} is not runnable`);
-  let outcome: GenerationOutcome;
-  try {
-    const artifact = await generator.generate(await loadGenerationInput(tx, versionId));
-    outcome = { ok: true, generator: generator.name, artifact, publish: options.publish };
-  } catch (error) {
-    outcome = { ok: false, error };
-  }
-  return completeVersion(tx, clock, versionId, token, outcome);
 }

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
-import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import {
   AudienceList,
   AudienceListParams,
@@ -11,10 +10,10 @@ import {
   VersionCreateBody,
 } from './audiences.schemas.js';
 import * as audiences from './audiences.service.js';
-import { createVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
+import { createVersion } from './audiences.versions.js';
 
 export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { pager, clock, notify } = app.ctx;
+  const { pager, clock } = app.ctx;
 
   app.get(
     '/pages/:page_id/audiences',
@@ -78,10 +77,6 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.params.audience_id,
         request.body,
       );
-      if (created) {
-        notify(VERSIONS_CHANNEL);
-        notify(EVENTS_CHANNEL);
-      }
       return reply.code(created ? 201 : 200).send(version);
     },
   );

@@ -124,8 +124,10 @@ export async function createAudience(
     });
     await addToAudiencesCount(tx, input.pageId, 1);
     const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
-    const result = await generateNow(tx, clock, version.versionId, { generator, publish: true });
-    if (result !== 'published') throw new Error(`the first version of the audience was not published: ${result}`);
+    const step = await generateNow(tx, clock, version.versionId, { generator, publish: true });
+    if (step.outcome !== 'completed' || step.completion !== 'published') {
+      throw new Error(`the first version of the audience was not published: ${step.outcome}`);
+    }
     return { audienceId, versionId: version.versionId };
   });
 }

@@ -108,7 +108,7 @@ export function collector(deps: {
         return reply.code(204).send();
       }
       const body = request.body as { t?: unknown } | null;
-      const scope = new TenantScope(database.kysely, database.engine, tenantId);
+      const scope = TenantScope.of(database, tenantId);
       if (body !== null && typeof body === 'object' && body.t === 'start') {
         const event = validated(checkers.start, body);
         const audienceId = signer.readViewToken(tenantId, event.v);

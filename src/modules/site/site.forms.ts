@@ -10,7 +10,6 @@ import {
   FORM_LIMITS,
   readSubmission,
   submitForm,
-  SUBMISSION_CHANNELS,
   type FieldProblem,
   type FormValues,
 } from '../form-submissions/index.js';
@@ -28,7 +27,6 @@ export interface FormDeps {
   clock: Clock;
   pages: PageService;
   tokens: SessionTokens;
-  notify: (channel: string) => void;
   perClientPerMinute: number;
   minFillMs: number;
   dedupeWindowSeconds: number;
@@ -167,7 +165,7 @@ export function formHandler(deps: FormDeps) {
         ? { sessionId: ref.sessionId }
         : null;
 
-    const scope = new TenantScope(database.kysely, database.engine, page.tenantId);
+    const scope = TenantScope.of(database, page.tenantId);
     let result: Awaited<ReturnType<typeof submitForm>>;
     try {
       result = await submitForm(scope, clock, {
@@ -191,8 +189,6 @@ export function formHandler(deps: FormDeps) {
       }
       throw error;
     }
-    if (result.created) for (const channel of SUBMISSION_CHANNELS) deps.notify(channel);
-
     if (json) {
       return reply.code(result.created ? 201 : 200).send({
         formSubmissionId: result.submission.formSubmissionId,

@@ -191,7 +191,6 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     clock,
     pages,
     tokens,
-    notify: app.ctx.notify,
     perClientPerMinute: config.formSubmissionsPerMinute,
     minFillMs: config.formMinFillMs,
     dedupeWindowSeconds: config.formDedupeWindowSeconds,

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { pruneWebhookHistory } from '../../outbox/retention.js';
-import { secretBoxFor } from '../../outbox/secret-box.js';
+import { pruneWebhookHistory } from './webhooks.retention.js';
+import { secretBoxFor } from './webhooks.secret-box.js';
 import { optionalText, positional } from '../../cli/args.js';
 import type { CliCommand } from '../../cli/command.js';
 import { createDeliveryEngine } from './webhooks.delivery.js';

@@ -14,11 +14,11 @@ import {
   testSecretBox,
 } from '../../../test/factories/webhooks.js';
 import { appendEvent } from '../../outbox/events.js';
-import { SecretBox } from '../../outbox/secret-box.js';
+import { SecretBox } from './webhooks.secret-box.js';
 import { createDeliveryEngine } from './webhooks.delivery.js';
 import * as webhooks from './webhooks.operator.js';
-import { pruneWebhookHistory } from '../../outbox/retention.js';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../outbox/retry.js';
+import { pruneWebhookHistory } from './webhooks.retention.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './webhooks.retry.js';
 
 const open: { close(): unknown }[] = [];
 const track = <T extends { close(): unknown }>(x: T) => {

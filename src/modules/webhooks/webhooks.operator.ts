@@ -4,7 +4,7 @@ import type { DB, WebhookDeliveryStatus } from '../../db/schema.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { isoNow, parseInstant, type Clock } from '../../lib/clock.js';
-import type { SecretBox } from '../../outbox/secret-box.js';
+import type { SecretBox } from './webhooks.secret-box.js';
 import * as q from './webhooks.queries.js';
 import * as service from './webhooks.service.js';
 import { toDelivery, toSubscription } from './webhooks.service.js';
@@ -34,7 +34,7 @@ export async function listSubscriptions(db: Kysely<DB>, filter: { tenantId?: str
 async function scopeOfSubscription(database: Database, id: string): Promise<TenantScope> {
   const tenantId = await q.tenantOfSubscription(database.kysely, id);
   if (tenantId === undefined) throw notFound('webhook subscription', id);
-  return new TenantScope(database.kysely, database.engine, tenantId);
+  return TenantScope.of(database, tenantId);
 }
 
 export async function listDeliveries(

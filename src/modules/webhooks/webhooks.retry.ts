@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '../net/http-client.js';
+import type { AttemptOutcome } from '../../net/http-client.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config.js';
-import { fsyncDirectory } from '../lib/fsync.js';
+import type { Config } from '../../config.js';
+import { fsyncDirectory } from '../../lib/fsync.js';
 
 /** The file that holds the generated key when SECRET_KEY is not set (development). */
 export const GENERATED_KEY_FILE = 'webhook-secret.key';

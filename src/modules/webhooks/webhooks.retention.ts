@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
-import type { Clock } from '../lib/clock.js';
+import type { DB } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
 
 /**
  * Forgets what is older than the retention: attempts, closed deliveries, and events no pending
