@@ -11,6 +11,7 @@ import * as m0013 from './0013-fairness.js';
 import * as m0015 from './0015-webhook-api.js';
 import * as m0016 from './0016-enrichment.js';
 import * as m0017 from './0017-secrets.js';
+import * as m0018 from './0018-fair-jobs.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0015-webhook-api': m0015,
   '0016-enrichment': m0016,
   '0017-secrets': m0017,
+  '0018-fair-jobs': m0018,
 };

@@ -138,20 +138,20 @@ describe('the generation worker', () => {
     await drain();
     const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
     const v = await newVersion(pageId, audienceId);
-    let release: () => void = () => {};
+    const held: { release?: () => void } = {};
     const slow: VersionGenerator = {
       name: 'slow',
       generate: (input) =>
         new Promise((resolve) => {
-          release = () => resolve(templateGenerator.generate(input));
+          held.release = () => resolve(templateGenerator.generate(input));
         }),
     };
     const late = generation({ generator: slow }).runDue(1);
-    await new Promise((r) => setTimeout(r, 50)); // let it claim
+    while (held.release === undefined) await new Promise((r) => setTimeout(r, 5)); // it claimed and is generating
     t.clock.advance(LEASE_MS);
     expect(await generation().runDue(1)).toEqual([{ key: v.versionId, outcome: 'completed', completion: 'draft' }]);
     const after = await versionRow(v.versionId);
-    release();
+    held.release();
     expect(await late).toEqual([{ key: v.versionId, outcome: 'stale' }]);
     expect(await versionRow(v.versionId)).toEqual(after);
   });

@@ -49,8 +49,12 @@ describe('enqueueEnrichment', () => {
       pageId: newId('page'),
       audienceId: newId('audience'),
     };
+    t.notified.length = 0;
     await alice.scope.transaction((tx) => enqueueEnrichment(tx, request, t.clock));
+    // The commit woke the worker; the second call queued nothing and wakes nobody.
+    expect(t.notified).toEqual([ENRICHMENT_CHANNEL]);
     await alice.scope.transaction((tx) => enqueueEnrichment(tx, { ...request, email: 'other@x.example' }, t.clock));
+    expect(t.notified).toEqual([ENRICHMENT_CHANNEL]);
     const rows = await alice.scope
       .selectFrom('enrichment_jobs')
       .selectAll()
@@ -67,9 +71,10 @@ describe('enqueueEnrichment', () => {
     await jobs().drain();
   });
 
-  it('writes nothing when the caller’s transaction rolls back', async () => {
+  it('writes nothing, and wakes nobody, when the caller’s transaction rolls back', async () => {
     const personId = await makePerson(alice.scope, t.clock);
     const formSubmissionId = newId('page').replace('page_', 'formsub_');
+    t.notified.length = 0;
     await expect(
       alice.scope.transaction(async (tx) => {
         await enqueueEnrichment(
@@ -87,6 +92,7 @@ describe('enqueueEnrichment', () => {
         .where('form_submission_id', '=', formSubmissionId)
         .execute(),
     ).toEqual([]);
+    expect(t.notified).not.toContain(ENRICHMENT_CHANNEL);
   });
 });
 
