@@ -1,12 +1,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { localRules } from './eslint.local-rules.js';
 
 /*
  * The layer rules of docs/architecture.md, checked on every `npm run check`:
  * - plumbing (auth, cli, db, http, idempotency, lib, net, outbox, workers) never imports a
  *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
  * - a module reaches another only through that module's index.ts;
- * - routes never import queries: they call the service.
+ * - routes never import queries: they call the service;
+ * - no file outside src/modules/webhooks names a webhook table (db/schema.ts and migrations aside);
+ * - code that serves requests or runs in a module never calls `notify`: wake-ups are registered with
+ *   scope.afterCommit where the work is queued (eslint.local-rules.js).
  */
 const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'net', 'outbox', 'workers'];
 const plumbingNeverImportsModules = {
@@ -75,6 +79,17 @@ export default tseslint.config(
   {
     files: ['src/modules/*/**/*.routes.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [onlyThroughIndex, routesNeverImportQueries] }] },
+  },
+  {
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/modules/webhooks/**', 'src/db/schema.ts', 'src/db/migrations/**'],
+    plugins: { aps: localRules },
+    rules: { 'aps/no-webhook-tables': 'error' },
+  },
+  {
+    files: ['src/app.ts', 'src/http/**/*.ts', 'src/modules/**/*.{ts,tsx}'],
+    plugins: { aps: localRules },
+    rules: { 'aps/no-notify': 'error' },
   },
   {
     files: ['src/db/migrations/**'],

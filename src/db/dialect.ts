@@ -72,11 +72,6 @@ export function forUpdate<QB extends { forUpdate(): QB }>(engine: Engine, qb: QB
   return engine === 'postgres' ? qb.forUpdate() : qb;
 }
 
-/** Claims rows that no other worker holds; on SQLite the write lock already serializes workers. */
-export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(engine: Engine, qb: QB): QB {
-  return engine === 'postgres' ? qb.forUpdate().skipLocked() : qb;
-}
-
 /**
  * Serializes the transactions that take the same `key` until they end (e.g. "the topics of tenant
  * X", so that two first topics cannot both become the default). PostgreSQL: a transaction-scoped
@@ -97,7 +92,10 @@ export function jsonText(engine: Engine, column: Expression<unknown>, path: stri
   return sql<string | null>`json_extract(${column}, ${`$.${path.join('.')}`})`;
 }
 
-/** `for update skip locked` for a query written as raw SQL (see forUpdateSkipLocked). */
+/**
+ * Claims rows that no other worker holds (`for update skip locked`, for a query written as raw
+ * SQL); on SQLite the write lock already serializes workers.
+ */
 export function skipLockedClause(engine: Engine): RawBuilder<unknown> {
   return engine === 'postgres' ? sql` for update skip locked` : sql``;
 }

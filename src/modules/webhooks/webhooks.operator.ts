@@ -76,15 +76,13 @@ export async function reactivate(database: Database, clock: Clock, id: string) {
   return toOperatorSubscription(await service.switchSubscription(scope, clock, id, true, 'operator'));
 }
 
-export const DEFAULT_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
 /**
  * Issues a new secret (the tenant's rotate_secret): until the grace period ends, deliveries carry
  * a signature by the new and one by the old secret (space-separated).
  */
-export async function rotateSecret(database: Database, clock: Clock, box: SecretBox, id: string, graceMs: number) {
+export async function rotateSecret(database: Database, clock: Clock, box: SecretBox, id: string, graceHours: number) {
   const scope = await scopeOfSubscription(database, id);
-  const { body } = await service.rotateSecret(scope, clock, box, id, { gracePeriodHours: graceMs / 3_600_000 });
+  const { body } = await service.rotateSecret(scope, clock, box, id, { gracePeriodHours: graceHours });
   return { ...body, tenantId: scope.tenantId };
 }
 
