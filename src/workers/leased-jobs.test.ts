@@ -1,8 +1,7 @@
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { submitForEnrichment } from '../../test/factories/enrichment.js';
 import { useTestApp, type Tenant } from '../../test/harness.js';
-import { isoNow } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
 import {
   done,
   fail,
@@ -18,7 +17,8 @@ import {
 
 /**
  * The runner's contract, on a job kind of a few lines over a leased table of the schema (the
- * enrichment jobs' table; its own kind is tested with its module).
+ * enrichment jobs' table, its rows queued as a form submission queues them; the enrichment's own
+ * kind is tested with its module).
  */
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
@@ -54,33 +54,12 @@ function testJobs(work: Work, settings: Partial<LeaseSettings> = {}) {
 }
 type TestKind = LeasedJobKind<'enrichment_jobs', TestJob, string, string, void>;
 
+/** Queues `count` jobs of `tenant`, each due now. */
 async function queue(tenant: Tenant, count = 1): Promise<string[]> {
-  const ids = Array.from({ length: count }, () => newId('page').replace('page_', 'formsub_'));
-  const now = isoNow(t.clock);
-  await tenant.scope
-    .insertInto(
-      'enrichment_jobs',
-      ids.map((id, i) => ({
-        form_submission_id: id,
-        person_id: 'person_x',
-        page_id: 'page_x',
-        audience_id: 'audience_x',
-        email: `job${i}@${tenant.tenantId}.example`,
-        name: null,
-        company: null,
-        status: 'queued' as const,
-        attempts: 0,
-        lease_token: null,
-        available_at: now,
-        provider: null,
-        failure_reason: null,
-        last_error: null,
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
-      })),
-    )
-    .execute();
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.push((await submitForEnrichment(tenant, t.clock, `job${i}@jobs.example`)).formSubmissionId);
+  }
   return ids;
 }
 

@@ -214,22 +214,18 @@ export class DeliveryEngine {
         .set({ status: 'failed', last_error: 'subscription inactive', completed_at: nowIso })
         .execute();
     }
-    if (plan.healthy.length > 0) {
+    // A subscription's run of failures ends at a success and begins at its first failure.
+    const failingSince = async (ids: string[], since: string | null) => {
+      if (ids.length === 0) return;
       await trx
         .updateTable('webhook_subscriptions')
-        .set({ failing_since: null })
-        .where('id', 'in', plan.healthy)
-        .where('failing_since', 'is not', null)
+        .set({ failing_since: since })
+        .where('id', 'in', ids)
+        .where('failing_since', since === null ? 'is not' : 'is', null)
         .execute();
-    }
-    if (plan.startFailing.length > 0) {
-      await trx
-        .updateTable('webhook_subscriptions')
-        .set({ failing_since: nowIso })
-        .where('id', 'in', plan.startFailing)
-        .where('failing_since', 'is', null)
-        .execute();
-    }
+    };
+    await failingSince(plan.healthy, null);
+    await failingSince(plan.startFailing, nowIso);
     for (const [id, reason] of plan.deactivate) await this.#options.deactivate(trx, id, reason, nowIso);
     return plan.deactivate;
   }
