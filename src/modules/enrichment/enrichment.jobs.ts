@@ -82,15 +82,11 @@ export interface EnrichmentFailure {
 
 /** Ends a job as failed, with its one `form.enrichment_failed` event. */
 export async function failEnrichment(tx: TenantScope, clock: Clock, job: EnrichmentJob, failure: EnrichmentFailure) {
-  const now = isoNow(clock);
-  await q.finishJob(tx, job.form_submission_id, {
+  await q.finishJob(tx, job.form_submission_id, isoNow(clock), {
     status: 'failed',
-    lease_token: null,
     provider: failure.provider,
     failure_reason: failure.reason,
     last_error: failureText(failure.detail),
-    updated_at: now,
-    completed_at: now,
   });
   await appendEvent(tx, clock, 'form.enrichment_failed', {
     formSubmissionId: job.form_submission_id,
@@ -105,14 +101,10 @@ export async function failEnrichment(tx: TenantScope, clock: Clock, job: Enrichm
  * account's latestActivityAt moved to the submission's time. Never overwrites what the tenant set.
  */
 export async function completeEnrichment(tx: TenantScope, clock: Clock, job: EnrichmentJob, outcome: Enrichment) {
-  const now = isoNow(clock);
-  await q.finishJob(tx, job.form_submission_id, {
+  await q.finishJob(tx, job.form_submission_id, isoNow(clock), {
     status: 'enriched',
-    lease_token: null,
     provider: outcome.provider,
     last_error: null,
-    updated_at: now,
-    completed_at: now,
   });
 
   const fieldsFilled: string[] = [];

@@ -12,15 +12,19 @@ export async function insertJobIfNew(scope: TenantScope, row: Omit<Insertable<En
   return inserted !== undefined;
 }
 
-/** Writes a job's final status (the job runner has checked, under lock, that its lease is held). */
+/**
+ * Writes a job's final status, which ends its lease (the job runner has checked, under lock, that
+ * the lease was still held).
+ */
 export async function finishJob(
   scope: TenantScope,
   formSubmissionId: string,
-  changes: Updateable<EnrichmentJobsTable>,
+  now: string,
+  changes: Pick<Updateable<EnrichmentJobsTable>, 'status' | 'provider' | 'failure_reason' | 'last_error'>,
 ) {
   await scope
     .updateTable('enrichment_jobs')
-    .set(changes)
+    .set({ ...changes, lease_token: null, updated_at: now, completed_at: now })
     .where('enrichment_jobs.form_submission_id', '=', formSubmissionId)
     .execute();
 }
