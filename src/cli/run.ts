@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../http/errors.js';
+import { CrossProcessWakeups } from '../workers/wakeups.js';
 import type { CliCommand, CliContext } from './command.js';
 
 export interface CliIo {
@@ -65,8 +67,12 @@ export async function runCli(
   }
 
   const database = connectDatabase(connectionOptionsOf(service.config));
+  // Work a command queues wakes the running service's workers (PostgreSQL; on SQLite they poll).
+  const wakeups = new CrossProcessWakeups(database, pino({ level: service.config.logLevel }, { write: io.stderr }));
   try {
     if (command.path[0] !== 'migrate') await migrateToLatest(database, service.migrations);
+    await wakeups.start();
+    database.wakeups.connect(wakeups.publish);
     const result = await command.run(
       { ...service, database, db: database.kysely },
       { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals },
@@ -78,6 +84,7 @@ export async function runCli(
     if (err instanceof Error && !(err as { code?: unknown }).code) return fail(err.message, 'failed', 1);
     return fail(err instanceof Error ? err.message : String(err), 'failed', 1);
   } finally {
+    await wakeups.stop();
     await database.close();
   }
 }

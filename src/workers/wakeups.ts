@@ -17,6 +17,8 @@ export class CrossProcessWakeups {
   #stop: (() => Promise<void>) | null = null;
   #pending = new Set<string>();
   #flushing = false;
+  /** NOTIFYs on their way, which `stop` waits for. */
+  readonly #sending = new Set<Promise<void>>();
   readonly #id: string;
 
   /** `id` names this process in the payload (its pid by default). */
@@ -26,12 +28,16 @@ export class CrossProcessWakeups {
     this.#id = id;
   }
 
-  /** Starts listening; `wake(channel)` is called for every worker channel another process published. */
-  async start(wake: (channel: string) => void): Promise<void> {
+  /**
+   * Starts publishing and, given `wake`, listening: `wake(channel)` is called for every worker
+   * channel another process published. Without it (the CLI) this process only tells the others.
+   */
+  async start(wake?: (channel: string) => void): Promise<void> {
     const { engine, kysely, listen } = this.#database;
     const channel = await notificationChannel(engine, kysely, 'aps_wake_');
     if (channel === null || listen === undefined) return;
     this.#channel = channel;
+    if (wake === undefined) return;
     const self = `${this.#id}:`;
     this.#stop = await listen(channel.name, (payload) => {
       if (!payload.startsWith(self)) wake(payload.slice(payload.indexOf(':') + 1));
@@ -44,19 +50,26 @@ export class CrossProcessWakeups {
     this.#pending.add(channel);
     if (this.#flushing) return;
     this.#flushing = true;
-    setImmediate(() => {
-      this.#flushing = false;
-      const channels = [...this.#pending];
-      this.#pending.clear();
-      for (const c of channels) {
-        this.#channel
-          ?.notify(`${this.#id}:${c}`)
-          .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'));
-      }
-    });
+    setImmediate(() => this.#flush());
   };
 
+  #flush(): void {
+    this.#flushing = false;
+    const channels = [...this.#pending];
+    this.#pending.clear();
+    for (const c of channels) {
+      const sent = this.#channel
+        ?.notify(`${this.#id}:${c}`)
+        .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'))
+        .finally(() => this.#sending.delete(sent!));
+      if (sent) this.#sending.add(sent);
+    }
+  }
+
+  /** Sends what is still waiting to be published, then stops listening. */
   async stop(): Promise<void> {
+    this.#flush();
+    await Promise.all([...this.#sending]);
     const stop = this.#stop;
     this.#stop = null;
     this.#channel = null;

@@ -2,6 +2,7 @@ import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
 import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
 import { generateNow } from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
 import { createVersionIn } from './audiences.versions.js';
 
 const PEOPLE = [
@@ -11,10 +12,21 @@ const PEOPLE = [
   { computedName: 'Umbrella · IT Director', personRouteKey: 'alex-ray-umbrella', customName: null },
 ];
 
-async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) {
+/**
+ * A new version of the audience; with `generate`, generated in the same transaction, before a
+ * running service's worker (woken by the commit) could take it.
+ */
+async function newVersion(
+  ctx: DemoContext,
+  pageId: string,
+  audienceId: string,
+  generate?: { generator?: VersionGenerator },
+) {
   return ctx.scope.transaction(async (tx) => {
     await q.findAudience(tx, pageId, audienceId, { lock: true });
-    return createVersionIn(tx, ctx.clock, { pageId, audienceId, operationKey: null });
+    const version = await createVersionIn(tx, ctx.clock, { pageId, audienceId, operationKey: null });
+    if (generate !== undefined) await generateNow(tx, ctx.clock, version.versionId, generate);
+    return version;
   });
 }
 
@@ -46,8 +58,7 @@ export async function audiencesDemo(ctx: DemoContext) {
       switch (audienceIds.length % 6) {
         case 2: {
           // a newer version generated: draft on a draft page, published on a published page
-          const v = await newVersion(ctx, pageId, audienceId);
-          await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId));
+          await newVersion(ctx, pageId, audienceId, {});
           break;
         }
         case 3: {
@@ -58,9 +69,8 @@ export async function audiencesDemo(ctx: DemoContext) {
         }
         case 4: {
           // a failed first attempt: pending, retried by the worker
-          const v = await newVersion(ctx, pageId, audienceId);
           const timedOut = { name: 'demo', generate: () => Promise.reject(new Error('demo: the generator timed out')) };
-          await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId, { generator: timedOut }));
+          await newVersion(ctx, pageId, audienceId, { generator: timedOut });
           break;
         }
         case 0:
