@@ -26,7 +26,7 @@ import {
   type VersionGenerator,
 } from './audiences.generator.js';
 import * as q from './audiences.queries.js';
-import { effectiveMetadata } from './audiences.shared.js';
+import { effectiveMetadata } from './audiences.mapping.js';
 import { templateGenerator } from './audiences.template-generator.js';
 import { transition, TRANSITIONS } from './audiences.version-lifecycle.js';
 import { publishVersion, VERSIONS_CHANNEL } from './audiences.versions.js';

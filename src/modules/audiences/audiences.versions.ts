@@ -6,7 +6,8 @@ import { newId } from '../../lib/ids.js';
 import { emitVersionEvent } from './audiences.events.js';
 import * as q from './audiences.queries.js';
 import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
-import { audienceArchived, pageArchived, toVersion, visiblePage } from './audiences.shared.js';
+import { audienceArchived, pageArchived, visiblePage } from './audiences.checks.js';
+import { toVersion } from './audiences.mapping.js';
 import { initialVersion, RUNNABLE_STATUSES } from './audiences.version-lifecycle.js';
 
 /** The channel that wakes the generation worker once a version is queued (scope.afterCommit). */
