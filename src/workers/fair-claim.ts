@@ -73,6 +73,16 @@ export class FairClaim<Row extends { tenant_id: string }> {
     return rows;
   }
 
+  /** Rows in `status` whose due time has not come yet: for a leased job, the running ones' leases. */
+  async countNotDue(trx: Kysely<DB>, status: string, nowIso: string): Promise<number> {
+    const { rows } = await sql<{ n: number | string }>`
+      select count(*) as n from ${sql.table(this.#queue.table)} q
+       where ${this.#queued('q')} and q.status = ${status} and ${sql.ref(`q.${this.#queue.due}`)} > ${nowIso}`.execute(
+      trx,
+    );
+    return Number(rows[0]!.n);
+  }
+
   /** The queue's predicate on `status` of the table aliased `alias`. */
   #queued(alias: string): RawBuilder<SqlBool> {
     const status = sql.ref(`${alias}.status`);

@@ -208,6 +208,19 @@ describe('fairness across tenants', () => {
   });
 });
 
+describe('maxRunning', () => {
+  it('caps the jobs running at once across processes; a lease that ran out frees its place', async () => {
+    await queue(alice, 3);
+    await queue(bob, 2);
+    const processA = testJobs(async () => done('x'), { maxRunning: 2 });
+    const processB = testJobs(async () => done('x'), { maxRunning: 2 });
+    expect(await processA.claim(4)).toHaveLength(2);
+    expect(await processB.claim(4)).toHaveLength(0);
+    t.clock.advance(10_000); // process A died: its leases ran out
+    expect(await processB.claim(4)).toHaveLength(2);
+  });
+});
+
 describe('wake-ups', () => {
   it('what complete() registers is sent once its transaction committed; a stale result sends nothing', async () => {
     const [id] = await queue(alice);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type SqlBool, type Updateable } from 'kysely';
+import { sql, type Kysely, type SqlBool, type Updateable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/connect.js';
-import { forUpdate } from '../db/dialect.js';
+import { forUpdate, lockKey } from '../db/dialect.js';
 import type { DB, TenantTable } from '../db/schema.js';
 import { TenantScope } from '../db/tenant-scope.js';
 import { HOUR_MS, MINUTE_MS, SECOND_MS, type Clock } from '../lib/clock.js';
@@ -101,6 +101,11 @@ export interface LeaseSettings {
   pollMs: number;
   /** The longest `afterMs` a retry is granted (default an hour). */
   maxRetryAfterMs?: number;
+  /**
+   * Jobs of the kind running at once across every process (a provider's concurrency limit); the
+   * claims take turns to count them. Unset: each process's `concurrency` is the only bound.
+   */
+  maxRunning?: number;
 }
 
 /** A kind of job: its table, its settings and the three functions only it knows. */
@@ -208,7 +213,8 @@ export class LeasedJobs<T extends LeasedJobTable, Job extends LeasedRow, Value, 
   async #claim(limit: number, slots?: TenantSlots): Promise<{ leased: Job[]; steps: JobStep<Completion>[] }> {
     const { database, clock, logger } = this.#deps;
     return TenantScope.acrossTenants(database, async (trx, scopeOf) => {
-      const rows = await this.#fairClaim.take(trx, database.engine, clock.now().toISOString(), limit, slots);
+      const now = clock.now().toISOString();
+      const rows = await this.#fairClaim.take(trx, database.engine, now, await this.#room(trx, limit, now), slots);
       const leased: Job[] = [];
       const steps: JobStep<Completion>[] = [];
       for (const row of rows) {
@@ -220,6 +226,15 @@ export class LeasedJobs<T extends LeasedJobTable, Job extends LeasedRow, Value, 
       }
       return { leased, steps };
     });
+  }
+
+  /** How many of `limit` may start now: all of them, unless `maxRunning` caps the kind. */
+  async #room(trx: Kysely<DB>, limit: number, nowIso: string): Promise<number> {
+    const { settings, statuses, table } = this.#kind;
+    if (settings.maxRunning === undefined) return limit;
+    await lockKey(this.#deps.database.engine, trx, `leased-jobs:${table}`);
+    const running = await this.#fairClaim.countNotDue(trx, statuses.running, nowIso);
+    return Math.max(0, Math.min(limit, settings.maxRunning - running));
   }
 
   async #run(job: Job): Promise<JobStep<Completion>> {
