@@ -21,7 +21,7 @@ import type { BackgroundWorker } from './worker.js';
  *   attempt is given up there, with its kind's final failure (and event).
  * - **work** runs outside any transaction and returns done / retry / fail.
  * - **finish**, in a transaction of the job's tenant, only while the lease is still the worker's:
- *   `complete`, or a retry on RETRY_DELAYS_MS (or when the work asked: `retryAfter`), or `fail`.
+ *   `complete`, or a retry on RETRY_DELAYS_MS (or after the `afterMs` the work asked for), or `fail`.
  *   A worker that only was slow finds its lease taken over and finishes nothing.
  *
  * The runner builds every scope itself (TenantScope.of / acrossTenants), so what a kind's

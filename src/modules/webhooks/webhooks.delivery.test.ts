@@ -87,7 +87,7 @@ describe('signed delivery', () => {
   it('signs with both secrets during a rotation grace period, then only the new one', async () => {
     const { tenant, receiver, engine } = await setup();
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
-    const rotated = await webhooks.rotateSecret(t.database, t.clock, testSecretBox, sub.subscriptionId, 24 * 3_600_000);
+    const rotated = await webhooks.rotateSecret(t.database, t.clock, testSecretBox, sub.subscriptionId, 24);
     expect(rotated.signingSecret).not.toBe(sub.signingSecret);
 
     await emit(tenant.scope, t.clock);
