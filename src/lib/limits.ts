@@ -5,7 +5,7 @@
  * enrichment job's `last_error`): enough for any error message, bounded whatever a provider or a
  * generator threw.
  */
-export const MAX_FAILURE_TEXT_LENGTH = 2000;
+const MAX_FAILURE_TEXT_LENGTH = 2000;
 
 /** `text` cut to MAX_FAILURE_TEXT_LENGTH characters. */
 export function failureText(text: string): string {

@@ -95,7 +95,7 @@ async function enrich(deps: EnrichmentDeps, job: EnrichmentJob): Promise<WorkRes
 }
 
 /** The enricher the configuration asks for: `http` when ENRICHMENT_URL is set, else `domain`. */
-export function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: number } {
+function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: number } {
   if (config.enrichmentUrl === null) return { enricher: domainEnricher, leaseMs: DOMAIN_ENRICHER_LEASE_MS };
   return {
     enricher: httpEnricher({
