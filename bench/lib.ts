@@ -10,6 +10,7 @@ import { connectDatabase, sqliteFileIn, type Database, type Engine } from '../sr
 import { migrateToLatest } from '../src/db/migrate.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
+import { wireEventFanOut } from '../src/main/wiring.js';
 import { createApiKey, createTenant } from '../src/modules/tenants/tenants.service.js';
 
 /** One measured load: what `npm run bench` prints and writes to bench/results/. */
@@ -140,6 +141,7 @@ export const BENCH_PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgr
  * (`aps_bench_<label>_<pid>`) on BENCH_PG_URL, dropped by `drop()`.
  */
 export async function createBenchDatabase(engine: Engine, dataDir: string, label: string): Promise<BenchDatabase> {
+  wireEventFanOut();
   if (engine === 'sqlite') {
     const database = connectDatabase({ databaseUrl: null, sqliteFile: sqliteFileIn(dataDir) });
     await migrateToLatest(database);
@@ -284,7 +286,7 @@ export async function benchTenant(database: Database, name: string, clock: Clock
   return {
     tenantId: tenant.tenantId,
     apiKey: key.apiKey,
-    scope: new TenantScope(database.kysely, database.engine, tenant.tenantId),
+    scope: TenantScope.of(database, tenant.tenantId),
   };
 }
 

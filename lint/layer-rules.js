@@ -1,7 +1,10 @@
+import fs from 'node:fs';
+
 /**
  * Local eslint rules for the layer rules of docs/architecture.md that an import pattern cannot
- * express. Both read types (typed linting): they recognise what a value is, not what it is named,
- * so `app.get(...)` on a FastifyInstance is a route and `cache.get(...)` on a Map is not.
+ * express. The first two read types (typed linting): they recognise what a value is, not what it
+ * is named, so `app.get(...)` on a FastifyInstance is a route and `cache.get(...)` on a Map is not.
+ * The last two read names: a webhook table's, and `notify`.
  */
 
 /** Fastify methods that add routes to an instance, or plugins (which may add routes). */
@@ -87,10 +90,68 @@ const engineBranchesInDialect = {
   },
 };
 
+/** The webhook tables, as src/db/schema.ts declares them in `DB`. */
+const WEBHOOK_TABLES = [
+  ...fs.readFileSync(new URL('../src/db/schema.ts', import.meta.url), 'utf8').matchAll(/^\s+(webhook_\w+):/gm),
+].map((m) => m[1]);
+const WEBHOOK_TABLE = new RegExp(`\\b(${WEBHOOK_TABLES.join('|')})\\b`);
+
+/** Everything about webhooks lives in src/modules/webhooks: no other file names one of its tables. */
+const noWebhookTables = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'No file outside src/modules/webhooks names a webhook table.' },
+    messages: {
+      table:
+        '"{{table}}" belongs to src/modules/webhooks: call what it exports (the composition root hands plumbing what it needs).',
+    },
+    schema: [],
+  },
+  create(context) {
+    const check = (node, text) => {
+      const match = typeof text === 'string' ? WEBHOOK_TABLE.exec(text) : null;
+      if (match) context.report({ node, messageId: 'table', data: { table: match[1] } });
+    };
+    return {
+      Literal: (node) => check(node, node.value),
+      TemplateElement: (node) => check(node, node.value.cooked),
+    };
+  },
+};
+
+/** Wake-ups are registered with scope.afterCommit where work is queued; nobody calls notify by hand. */
+const noNotify = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Routes, the app and modules never call notify: wake-ups go through scope.afterCommit.' },
+    messages: {
+      notify:
+        'Register the wake-up where the work is queued: scope.afterCommit(channel) sends it once the commit succeeded.',
+    },
+    schema: [],
+  },
+  create(context) {
+    return {
+      CallExpression(node) {
+        const { callee } = node;
+        const name =
+          callee.type === 'Identifier'
+            ? callee.name
+            : callee.type === 'MemberExpression' && !callee.computed
+              ? callee.property.name
+              : null;
+        if (name === 'notify') context.report({ node, messageId: 'notify' });
+      },
+    };
+  },
+};
+
 export default {
   meta: { name: 'layers' },
   rules: {
     'routes-in-route-files': routesInRouteFiles,
     'engine-branches-in-dialect': engineBranchesInDialect,
+    'no-webhook-tables': noWebhookTables,
+    'no-notify': noNotify,
   },
 };

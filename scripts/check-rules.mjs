@@ -49,6 +49,41 @@ const plants = [
     fails: /layers\/engine-branches-in-dialect/,
   },
   {
+    rule: 'no file outside src/modules/webhooks names a webhook table (a string)',
+    file: 'src/outbox/planted.ts',
+    text: "export const planted = (db: { selectFrom(t: string): unknown }) => db.selectFrom('webhook_deliveries');\n",
+    command: eslint,
+    fails: /layers\/no-webhook-tables/,
+  },
+  {
+    rule: 'no file outside src/modules/webhooks names a webhook table (raw SQL)',
+    file: 'src/modules/audiences/audiences.planted.ts',
+    text: 'export const planted = `delete from webhook_attempts where id = $1`;\n',
+    command: eslint,
+    fails: /layers\/no-webhook-tables/,
+  },
+  {
+    rule: '(control) the webhooks module names its own tables',
+    file: 'src/modules/webhooks/webhooks.planted.ts',
+    text: "export const planted = (db: { selectFrom(t: string): unknown }) => db.selectFrom('webhook_deliveries');\n",
+    command: eslint,
+    fails: null,
+  },
+  {
+    rule: 'no notify( in routes, the app or modules: wake-ups go through scope.afterCommit',
+    file: 'src/modules/topics/topics.planted.routes.ts',
+    text: "export const planted = (ctx: { notify(channel: string): void }) => ctx.notify('events');\n",
+    command: eslint,
+    fails: /layers\/no-notify/,
+  },
+  {
+    rule: '(control) the composition root connects wake-ups to the workers',
+    file: 'src/main/planted.ts',
+    text: "export const planted = (ctx: { notify(channel: string): void }) => ctx.notify('events');\n",
+    command: eslint,
+    fails: null,
+  },
+  {
     rule: 'no export that only its own file uses (knip)',
     file: 'src/lib/random.ts',
     append:

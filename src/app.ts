@@ -29,7 +29,6 @@ export interface AppDeps {
   database: Database;
   logger: Logger;
   clock?: Clock;
-  notify?: (channel: string) => void;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -82,7 +81,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     logger,
     pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock, config.secretKeys)),
-    notify: deps.notify ?? (() => {}),
   };
   app.decorate('ctx', ctx);
   app.setValidatorCompiler(validatorCompiler());

@@ -246,7 +246,7 @@ const enrichment = group('Enrichment', {
     env: 'ENRICHMENT_TIMEOUT_MS',
     default: 5_000,
     description:
-      'How long one provider request may take, DNS to last byte; failed requests are retried 2 s, 10 s, 1 min and 5 min later.',
+      'How long one provider request may take, DNS to last byte; failed requests are retried 10 s, 1 min, 5 min and 30 min later.',
   }),
 });
 

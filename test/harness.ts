@@ -12,6 +12,7 @@ import { connectDatabase, type Database, type Engine } from '../src/db/connect.j
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { TenantTable } from '../src/db/schema.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
+import { wireEventFanOut } from '../src/main/wiring.js';
 import type { Clock } from '../src/lib/clock.js';
 import { createApiKey, createTenant } from '../src/modules/tenants/index.js';
 import { assertDocumentedResponse } from './openapi-responses.js';
@@ -52,6 +53,7 @@ export interface TestDatabase extends Database {
  * `migrateUpTo` stops after that migration (a migration's own test adds the rest).
  */
 export async function createTestDatabase(options: { migrateUpTo?: string } = {}): Promise<TestDatabase> {
+  wireEventFanOut();
   const migrate = (database: Database) => migrateToLatest(database, {}, { upTo: options.migrateUpTo });
   if (ENGINE === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
@@ -108,7 +110,7 @@ export interface TestApp {
   app: FastifyInstance;
   database: TestDatabase;
   clock: TestClock;
-  /** Records of `notify(channel)` calls made by the app. */
+  /** The wake-ups the test database's committed transactions sent (TenantScope.afterCommit). */
   notified: string[];
   createTenant(name?: string): Promise<Tenant>;
   /** `app.inject` with the tenant's key; `body` objects are sent as JSON. */
@@ -122,13 +124,13 @@ export async function startTestApp(
   const database = await createTestDatabase();
   const clock = options.clock ?? new TestClock();
   const notified: string[] = [];
+  database.wakeups.connect((channel) => notified.push(channel));
   const app = await buildApp({
     // The app sees the test's database URL (PostgreSQL) and data directory, as a deployed one would.
     config: testConfig({ ...database.env, ...options.config }),
     database,
     logger: pino({ level: 'silent' }),
     clock,
-    notify: (channel) => notified.push(channel),
   });
   await app.ready();
   checkResponsesAgainstDocument(app);
@@ -144,7 +146,7 @@ export async function startTestApp(
         tenantId: tenant.tenantId,
         apiKey: key.apiKey,
         keyId: key.keyId,
-        scope: new TenantScope(database.kysely, database.engine, tenant.tenantId),
+        scope: TenantScope.of(database, tenant.tenantId),
       };
     },
     request(tenant, opts) {

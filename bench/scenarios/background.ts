@@ -5,7 +5,7 @@ import { createAudience } from '../../src/modules/audiences/audiences.service.js
 import { createVersion } from '../../src/modules/audiences/audiences.versions.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import { allowEverything } from '../../src/net/address-policy.js';
-import { SecretBox } from '../../src/outbox/secret-box.js';
+import { SecretBox } from '../../src/modules/webhooks/webhooks.secret-box.js';
 import { benchTenant, CONNECTIONS, startService, type BenchContext, type BenchScenario } from '../lib.js';
 import { runLoad } from '../load.js';
 import { seedPages } from './pages.js';

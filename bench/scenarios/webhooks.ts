@@ -9,7 +9,7 @@ import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delive
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import { allowEverything } from '../../src/net/address-policy.js';
 import { appendEvent } from '../../src/outbox/events.js';
-import { SecretBox } from '../../src/outbox/secret-box.js';
+import { SecretBox } from '../../src/modules/webhooks/webhooks.secret-box.js';
 import { benchTenant, percentile, type BenchContext, type BenchScenario } from '../lib.js';
 
 const SUBSCRIPTIONS = 100;

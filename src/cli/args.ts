@@ -31,5 +31,5 @@ export async function tenantScope(ctx: CliContext, values: Values): Promise<Tena
   const tenantId = requiredText(values, 'tenant');
   const tenant = await ctx.db.selectFrom('tenants').select('id').where('id', '=', tenantId).executeTakeFirst();
   if (tenant === undefined) throw new AppError('not_found', `No tenant with id "${tenantId}" exists.`);
-  return new TenantScope(ctx.db, ctx.database.engine, tenantId);
+  return TenantScope.of(ctx.database, tenantId);
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
+import type { MigrationContext } from '../db/migrations/column-types.js';
 import type { DB } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 
@@ -9,6 +10,8 @@ export interface CliContext {
   db: Kysely<DB>;
   config: Config;
   clock: Clock;
+  /** What migrations need from the service (the key that re-seals old webhook secrets). */
+  migrations: MigrationContext;
 }
 
 export interface CliCommand {

@@ -1,5 +1,4 @@
 import { migrateToLatest } from '../db/migrate.js';
-import { resealWithKeyOf } from '../outbox/secret-box.js';
 import type { CliCommand } from './command.js';
 
 /** The commands that belong to no resource. */
@@ -7,8 +6,6 @@ export const coreCommands: CliCommand[] = [
   {
     path: ['migrate'],
     summary: 'Apply pending database migrations',
-    run: async (ctx) => ({
-      applied: await migrateToLatest(ctx.database, { resealWebhookSecret: resealWithKeyOf(ctx.config) }),
-    }),
+    run: async (ctx) => ({ applied: await migrateToLatest(ctx.database, ctx.migrations) }),
   },
 ];

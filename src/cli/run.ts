@@ -1,11 +1,10 @@
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.js';
+import { pino } from 'pino';
 import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { resealWithKeyOf } from '../outbox/secret-box.js';
 import { AppError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
-import type { CliCommand } from './command.js';
+import { CrossProcessWakeups } from '../workers/wakeups.js';
+import type { CliCommand, CliContext } from './command.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -27,8 +26,7 @@ function usage(commands: CliCommand[]): string {
 export async function runCli(
   argv: string[],
   commands: CliCommand[],
-  config: Config,
-  clock: Clock,
+  service: Omit<CliContext, 'database' | 'db'>,
   io: CliIo,
 ): Promise<number> {
   const json = argv.includes('--json');
@@ -68,12 +66,15 @@ export async function runCli(
     return fail((err as Error).message);
   }
 
-  const database = connectDatabase(connectionOptionsOf(config));
+  const database = connectDatabase(connectionOptionsOf(service.config));
+  // Work a command queues wakes the running service's workers (PostgreSQL; on SQLite they poll).
+  const wakeups = new CrossProcessWakeups(database, pino({ level: service.config.logLevel }, { write: io.stderr }));
   try {
-    if (command.path[0] !== 'migrate')
-      await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
+    if (command.path[0] !== 'migrate') await migrateToLatest(database, service.migrations);
+    await wakeups.start();
+    database.wakeups.connect(wakeups.publish);
     const result = await command.run(
-      { database, db: database.kysely, config, clock },
+      { ...service, database, db: database.kysely },
       { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals },
     );
     io.stdout(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
@@ -83,6 +84,7 @@ export async function runCli(
     if (err instanceof Error && !(err as { code?: unknown }).code) return fail(err.message, 'failed', 1);
     return fail(err instanceof Error ? err.message : String(err), 'failed', 1);
   } finally {
+    await wakeups.stop();
     await database.close();
   }
 }

@@ -7,6 +7,7 @@ import { registerDirectRunner } from './direct-runner.js';
 import { isoTimestamp, NamingClient, PoolRunner } from './pg-adapter.js';
 import type { DB } from './schema.js';
 import { SqliteAdapter, SqliteReaderRunner } from './sqlite-adapter.js';
+import { WakeupSink } from './wakeup-sink.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -15,6 +16,8 @@ export interface Database {
   readonly engine: Engine;
   /** A short description for logs, never containing credentials. */
   readonly description: string;
+  /** Where the wake-ups of committed transactions go (TenantScope.afterCommit); the composition root connects it. */
+  readonly wakeups: WakeupSink;
   /**
    * PostgreSQL only: a connection of its own that LISTENs on `channel` and hands each NOTIFY
    * payload to `onPayload` (reconnecting after a lost connection). Resolves to a stop function.
@@ -84,6 +87,7 @@ function connectSqlite(file: string): Database {
     kysely,
     engine: 'sqlite',
     description: `sqlite:${file}`,
+    wakeups: new WakeupSink(),
     close: async () => {
       await kysely.destroy();
       reader?.close();
@@ -132,6 +136,7 @@ function connectPostgres(options: ConnectOptions): Database {
     kysely,
     engine: 'postgres',
     description: `postgres:${safe.host}${safe.pathname}${options.pgSchema ? `#${options.pgSchema}` : ''}`,
+    wakeups: new WakeupSink(),
     listen: (channel, onPayload) => listenOn(clientConfig, channel, onPayload),
     close: () => kysely.destroy(),
   };

@@ -75,11 +75,6 @@ export function forUpdate<QB extends { forUpdate(): QB }>(engine: Engine, qb: QB
   return engine === 'postgres' ? qb.forUpdate() : qb;
 }
 
-/** Claims rows that no other worker holds; on SQLite the write lock already serializes workers. */
-export function forUpdateSkipLocked<QB extends { forUpdate(): QB; skipLocked(): QB }>(engine: Engine, qb: QB): QB {
-  return engine === 'postgres' ? qb.forUpdate().skipLocked() : qb;
-}
-
 /**
  * Whether several writes can be one statement: a data-modifying `WITH` whose later parts read what
  * the earlier ones wrote. PostgreSQL has it, and there it pays: every statement is a round trip
@@ -134,6 +129,48 @@ export function nameHotStatement(engine: Engine, text: string): void {
  */
 export async function migrationTableSchema(database: Database): Promise<string | undefined> {
   if (database.engine !== 'postgres') return undefined;
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely);
+  return currentSchema(database.kysely);
+}
+
+/** The PostgreSQL connection's own schema (databases sharing a server have one each). */
+async function currentSchema(db: Kysely<DB>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return rows[0]!.schema;
+}
+
+/**
+ * Claims rows that no other worker holds (`for update skip locked`, for a query written as raw
+ * SQL); on SQLite the write lock already serializes workers.
+ */
+export function skipLockedClause(engine: Engine): RawBuilder<unknown> {
+  return engine === 'postgres' ? sql` for update skip locked` : sql``;
+}
+
+/**
+ * Whether processes other than this one may work on the database: several servers (or hosts)
+ * share a PostgreSQL database; a SQLite file has one process (WEB_CONCURRENCY is PostgreSQL only).
+ */
+export function sharedAcrossProcesses(engine: Engine): boolean {
+  return engine === 'postgres';
+}
+
+/**
+ * How processes sharing the database tell each other something (workers/wakeups.ts): on
+ * PostgreSQL a NOTIFY channel named `prefix` + the connection's schema (databases sharing a
+ * server stay apart; at most 63 bytes, PostgreSQL's limit for a name) and the statement that
+ * notifies it. Null where no other process shares the database.
+ */
+export async function notificationChannel(
+  engine: Engine,
+  db: Kysely<DB>,
+  prefix: string,
+): Promise<{ name: string; notify(payload: string): Promise<void> } | null> {
+  if (!sharedAcrossProcesses(engine)) return null;
+  const name = `${prefix}${await currentSchema(db)}`.slice(0, 63);
+  return {
+    name,
+    notify: async (payload) => {
+      await sql`select pg_notify(${name}, ${payload})`.execute(db);
+    },
+  };
 }

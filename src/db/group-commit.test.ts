@@ -117,7 +117,7 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
 
 describe('TenantScope.transaction (both engines)', () => {
   it('rolls back everything a failed transaction wrote', async () => {
-    const scope = new TenantScope(t.database.kysely, t.database.engine, tenant.tenantId);
+    const scope = TenantScope.of(t.database, tenant.tenantId);
     await expect(
       scope.transaction(async (tx) => {
         await insertAccount(tx, 'rolled-back.example');

@@ -4,11 +4,14 @@ import { nameHotStatement } from './dialect.js';
 import { directRunner } from './direct-runner.js';
 import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
+import { WakeupSink } from './wakeup-sink.js';
 
 const SENTINEL = '\u0000param:';
 const TENANT = `${SENTINEL}tenantId`;
 /** Distinct literal values a prepared query compiles statements for (e.g. limits 1..101). */
 const MAX_VARIANTS = 256;
+/** The scope a query is built through only compiles it, never runs it: nothing to wake. */
+const COMPILING_ONLY = new WakeupSink();
 
 type Placeholders<P> = { readonly [K in keyof P]: P[K] };
 type Slot = string | { constant: unknown };
@@ -43,7 +46,10 @@ export function preparedQuery<P extends Record<string, unknown>, Q extends Compi
       get: (_t, key) =>
         literals.includes(key as keyof P & string) ? values[key as keyof P] : `${SENTINEL}${String(key)}`,
     });
-    const entry = compileOnce(build(new TenantScope(db, engine, TENANT), placeholders), engine);
+    const entry = compileOnce(
+      build(TenantScope.of({ kysely: db, engine, wakeups: COMPILING_ONLY }, TENANT), placeholders),
+      engine,
+    );
     if (compiled.size < MAX_VARIANTS) compiled.set(variant, entry);
     return entry;
   }

@@ -290,7 +290,7 @@ export interface WebhookSubscriptionsTable {
   url: string;
   events: Json<string[]>;
   active: boolean;
-  /** The signing secret, encrypted (src/outbox/secret-box.ts); never stored in clear. */
+  /** The signing secret, encrypted (src/modules/webhooks/webhooks.secret-box.ts); never stored in clear. */
   secret: string;
   /** After a rotation: the old secret, still signing until `previous_secret_expires_at`. */
   previous_secret: string | null;

@@ -13,8 +13,6 @@ export interface AppContext {
   readonly clock: Clock;
   readonly pager: Pager;
   readonly logger: Logger;
-  /** Wakes the background workers after a commit that queued work for them (set by main/server). */
-  readonly notify: (channel: string) => void;
 }
 
 declare module 'fastify' {

@@ -5,6 +5,12 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** Durations in milliseconds, named once. */
+export const SECOND_MS = 1000;
+export const MINUTE_MS = 60 * SECOND_MS;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
+
 /** ISO 8601 UTC with milliseconds: the format of every timestamp the service stores and returns. */
 export function isoNow(clock: Clock): string {
   return clock.now().toISOString();

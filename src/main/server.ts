@@ -7,10 +7,11 @@ import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
 import { systemClock } from '../lib/clock.js';
-import { resealWithKeyOf } from '../outbox/secret-box.js';
+import { resealWithKeyOf } from '../modules/webhooks/index.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
 import { BackgroundThread, backgroundWorkers } from './background.js';
+import { wireEventFanOut } from './wiring.js';
 
 /**
  * The service process: config from the environment, migrate, serve, run workers, drain on SIGTERM.
@@ -29,6 +30,7 @@ async function main() {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  wireEventFanOut();
   const database = connectDatabase(connectionOptionsOf(config));
   if (cluster.isPrimary) {
     const applied = await migrateToLatest(database, { resealWebhookSecret: resealWithKeyOf(config) });
@@ -48,7 +50,8 @@ async function main() {
     : new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
         publish: wakeups.publish,
       });
-  const app = await buildApp({ config, database, logger, clock: systemClock, notify: workers.notify });
+  database.wakeups.connect(workers.notify);
+  const app = await buildApp({ config, database, logger, clock: systemClock });
   if (workers instanceof WorkerRunner) await wakeups.start(workers.wake);
   await app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) workers.start();

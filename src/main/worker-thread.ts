@@ -6,6 +6,7 @@ import { createLogger } from '../lib/logger.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
 import { backgroundWorkers, type ThreadMessage } from './background.js';
+import { wireEventFanOut } from './wiring.js';
 
 /**
  * The background workers' thread (see BackgroundThread): its own database connection, its own
@@ -14,11 +15,13 @@ import { backgroundWorkers, type ThreadMessage } from './background.js';
 async function run(port: NonNullable<typeof parentPort>) {
   const config = parseConfig(process.env);
   const logger = createLogger(config.logLevel).child({ thread: 'workers' });
+  wireEventFanOut();
   const database = connectDatabase(connectionOptionsOf(config));
   const wakeups = new CrossProcessWakeups(database, logger);
   const runner = new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
     publish: wakeups.publish,
   });
+  database.wakeups.connect(runner.notify);
   await wakeups.start(runner.wake);
 
   port.on('message', (message: ThreadMessage) => {

@@ -13,7 +13,7 @@ export const demoCommand: CliCommand = {
       name: typeof values.name === 'string' ? values.name : 'Northwind Demo',
     });
     const key = await createApiKey(ctx.db, ctx.clock, { tenantId: tenant.tenantId, name: 'demo' });
-    const scope = new TenantScope(ctx.db, ctx.database.engine, tenant.tenantId);
+    const scope = TenantScope.of(ctx.database, tenant.tenantId);
     // Later modules read what earlier ones made; the tenant itself comes first (e.g. its name for host names).
     const created: Record<string, Record<string, unknown>> = { tenants: { name: tenant.name } };
     for (const module of modules) {

@@ -23,19 +23,27 @@ export interface DomainEvent {
   data: Record<string, unknown>;
 }
 
-/** Channel that AppContext.notify / the worker runner use to say "new events are committed". */
+/** The channel appendEvent wakes once the event's transaction has committed ("new events"). */
 export const EVENTS_CHANNEL = 'events';
 
-const INSERT_CHUNK = 500;
+/**
+ * What else an appended event sets off inside its own transaction (the webhooks module queues a
+ * delivery per subscription that asked for it). This plumbing names no resource: the composition
+ * root hands the fan-out in (main/wiring.ts), once per process, before any event is appended.
+ */
+export type EventFanOut = (tx: TenantScope, event: DomainEvent) => Promise<void>;
+
+let fanOut: EventFanOut = () => Promise.resolve();
+
+export function fanOutEventsTo(handler: EventFanOut): void {
+  fanOut = handler;
+}
 
 /**
  * Records an event in the outbox. Call it with the scope of the transaction that makes the change,
- * so that the event exists if and only if the change commits.
- *
- * It also fans the event out, in that same transaction: one pending delivery per active webhook
- * subscription of the tenant that asked for this type. So a delivery exists exactly when its
- * event does, subscriptions deactivated or created later do not change who gets it, and the
- * delivery worker only ever reads one queue. After the commit, `notify(EVENTS_CHANNEL)`.
+ * so that the event exists if and only if the change commits; so do what the fan-out queues for
+ * it (who gets an event is decided in that transaction, never later). The commit wakes
+ * EVENTS_CHANNEL.
  */
 export async function appendEvent(
   scope: TenantScope,
@@ -46,26 +54,8 @@ export async function appendEvent(
   const event: DomainEvent = { id: newId('event'), type, timestamp: isoNow(clock), data };
   await scope.transaction(async (tx) => {
     await tx.insertInto('events', { id: event.id, type, data: json(data), created_at: event.timestamp }).execute();
-    const subscriptions = await tx
-      .selectFrom('webhook_subscriptions')
-      .select(['id', 'events'])
-      .where('active', '=', true)
-      .execute();
-    const deliveries = subscriptions
-      .filter((s) => s.events.includes(type))
-      .map((s) => ({
-        id: newId('webhookDelivery'),
-        subscription_id: s.id,
-        event_id: event.id,
-        event_type: type,
-        status: 'pending' as const,
-        attempts: 0,
-        next_attempt_at: event.timestamp,
-        created_at: event.timestamp,
-      }));
-    for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) {
-      await tx.insertInto('webhook_deliveries', deliveries.slice(i, i + INSERT_CHUNK)).execute();
-    }
+    await fanOut(tx, event);
+    tx.afterCommit(EVENTS_CHANNEL);
   });
   return event;
 }

@@ -3,7 +3,8 @@ import type { BackgroundWorker, WorkerContext, WorkerFactory } from './worker.js
 
 /**
  * Runs the background workers it is given (the composition root, main/server.ts, says which);
- * `notify(channel)` wakes the ones listening to it.
+ * `notify(channel)` wakes the ones listening to it. The composition root connects the database's
+ * wake-up sink to `notify`, so every commit that queued work wakes its worker.
  */
 export class WorkerRunner {
   readonly #workers: BackgroundWorker[];
@@ -12,13 +13,8 @@ export class WorkerRunner {
   readonly #publish: (channel: string) => void;
 
   /** `publish` also tells other processes (see wakeups.ts) when a worker or request queues work. */
-  constructor(
-    base: Omit<WorkerContext, 'notify'>,
-    factories: WorkerFactory[],
-    options: { publish?: (channel: string) => void } = {},
-  ) {
+  constructor(ctx: WorkerContext, factories: WorkerFactory[], options: { publish?: (channel: string) => void } = {}) {
     this.#publish = options.publish ?? (() => {});
-    const ctx: WorkerContext = { ...base, notify: (channel) => this.notify(channel) };
     this.#logger = ctx.logger;
     this.#workers = factories.flatMap((make) => make(ctx));
   }

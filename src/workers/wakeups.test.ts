@@ -31,4 +31,22 @@ describe.runIf(ENGINE === 'postgres')('wake-ups across processes (LISTEN/NOTIFY)
       await other.stop();
     }
   });
+
+  it('publishes without listening (the CLI), and sends what is still waiting when it stops', async () => {
+    const logger = pino({ level: 'silent' });
+    const cli = new CrossProcessWakeups(db, logger, 'cli');
+    const server = new CrossProcessWakeups(db, logger, 'server');
+    const heard: string[] = [];
+    await server.start((channel) => heard.push(channel));
+    await cli.start();
+    try {
+      cli.publish('audience-versions');
+      await cli.stop(); // the CLI exits right after its command
+      const deadline = Date.now() + 5_000;
+      while (heard.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(heard).toEqual(['audience-versions']);
+    } finally {
+      await server.stop();
+    }
+  });
 });

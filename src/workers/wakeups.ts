@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/connect.js';
+import { notificationChannel } from '../db/dialect.js';
 
 /**
  * Wake-ups across processes (WEB_CONCURRENCY > 1, or several hosts) on PostgreSQL: a commit that
@@ -13,10 +13,12 @@ import type { Database } from '../db/connect.js';
 export class CrossProcessWakeups {
   readonly #database: Database;
   readonly #logger: Logger;
-  #channel: string | null = null;
+  #channel: Awaited<ReturnType<typeof notificationChannel>> = null;
   #stop: (() => Promise<void>) | null = null;
   #pending = new Set<string>();
   #flushing = false;
+  /** NOTIFYs on their way, which `stop` waits for. */
+  readonly #sending = new Set<Promise<void>>();
   readonly #id: string;
 
   /** `id` names this process in the payload (its pid by default). */
@@ -26,13 +28,18 @@ export class CrossProcessWakeups {
     this.#id = id;
   }
 
-  /** Starts listening; `wake(channel)` is called for every worker channel another process published. */
-  async start(wake: (channel: string) => void): Promise<void> {
-    if (this.#database.engine !== 'postgres' || !this.#database.listen) return;
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(this.#database.kysely);
-    this.#channel = `aps_wake_${rows[0]!.schema}`.slice(0, 63);
+  /**
+   * Starts publishing and, given `wake`, listening: `wake(channel)` is called for every worker
+   * channel another process published. Without it (the CLI) this process only tells the others.
+   */
+  async start(wake?: (channel: string) => void): Promise<void> {
+    const { engine, kysely, listen } = this.#database;
+    const channel = await notificationChannel(engine, kysely, 'aps_wake_');
+    if (channel === null || listen === undefined) return;
+    this.#channel = channel;
+    if (wake === undefined) return;
     const self = `${this.#id}:`;
-    this.#stop = await this.#database.listen(this.#channel, (payload) => {
+    this.#stop = await listen(channel.name, (payload) => {
       if (!payload.startsWith(self)) wake(payload.slice(payload.indexOf(':') + 1));
     });
   }
@@ -43,19 +50,26 @@ export class CrossProcessWakeups {
     this.#pending.add(channel);
     if (this.#flushing) return;
     this.#flushing = true;
-    setImmediate(() => {
-      this.#flushing = false;
-      const channels = [...this.#pending];
-      this.#pending.clear();
-      for (const c of channels) {
-        sql`select pg_notify(${this.#channel}, ${`${this.#id}:${c}`})`
-          .execute(this.#database.kysely)
-          .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'));
-      }
-    });
+    setImmediate(() => this.#flush());
   };
 
+  #flush(): void {
+    this.#flushing = false;
+    const channels = [...this.#pending];
+    this.#pending.clear();
+    for (const c of channels) {
+      const sent = this.#channel
+        ?.notify(`${this.#id}:${c}`)
+        .catch((err: unknown) => this.#logger.warn({ err, channel: c }, 'could not publish a wake-up'))
+        .finally(() => this.#sending.delete(sent!));
+      if (sent) this.#sending.add(sent);
+    }
+  }
+
+  /** Sends what is still waiting to be published, then stops listening. */
   async stop(): Promise<void> {
+    this.#flush();
+    await Promise.all([...this.#sending]);
     const stop = this.#stop;
     this.#stop = null;
     this.#channel = null;

@@ -9,13 +9,11 @@ export interface WorkerContext {
   config: Config;
   clock: Clock;
   logger: Logger;
-  /** Wakes the workers listening on `channel` (e.g. after committing events). */
-  notify: (channel: string) => void;
 }
 
 export interface BackgroundWorker {
   name: string;
-  /** Channels (see AppContext.notify) that should wake this worker at once. */
+  /** Channels that wake this worker at once (sent after a commit: TenantScope.afterCommit). */
   channels?: string[];
   start(): void;
   wake(): void;

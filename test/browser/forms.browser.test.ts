@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { makeAudience } from '../factories/audiences.js';
-import { drainEnrichment, enrichmentDeps } from '../factories/enrichment.js';
+import { enrichmentRunner } from '../factories/enrichment.js';
 import { makePage } from '../factories/pages.js';
 import { linkOnHost } from '../factories/site.js';
 import { PUBLIC_ALIAS, startReceiver, subscribe, testEngine, type Receiver } from '../factories/webhooks.js';
@@ -96,7 +96,7 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
    * delivers what the outbox holds; returns every verified form.* event received, in arrival order.
    */
   async function delivered() {
-    await drainEnrichment(enrichmentDeps(t.database, t.clock));
+    await enrichmentRunner(t.database, t.clock).drain();
     const { engine, close } = testEngine(t.database, t.clock);
     try {
       await engine.drain();

@@ -24,7 +24,7 @@ describe.skipIf(!HAVE_BROWSER)('generated pages in a real browser (Chromium)', (
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock },
+      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
       { values: { name: 'Northwind Demo' }, positionals: [] },
     )) as { pageLinks: { pageUrls: string[] } };
     urls = demo.pageLinks.pageUrls.map((u) => u.replace(/:\d+\//, `:${port}/`));

@@ -31,7 +31,7 @@ describe.skipIf(!HAVE_BROWSER)('a visitor in a real browser (Chromium)', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock },
+      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
       { values: { name: 'Northwind Demo' }, positionals: [] },
     )) as { apiKey: string; pageLinks: { pageUrls: string[] } };
     apiKey = demo.apiKey;

@@ -153,7 +153,7 @@ async function send(baseUrl: string, apiKey: string, op: Op): Promise<string | n
 it('loses nothing acknowledged across repeated kill -9, and finishes all background work', async () => {
   const tenant = await createTenant(database.kysely, systemClock, { name: 'Crash' });
   const { apiKey } = await createApiKey(database.kysely, systemClock, { tenantId: tenant.tenantId });
-  const scope = new TenantScope(database.kysely, database.engine, tenant.tenantId);
+  const scope = TenantScope.of(database, tenant.tenantId);
   await createSubscription(
     scope,
     systemClock,

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import type { Database } from '../../src/db/connect.js';
-import { processNextVersion } from '../../src/modules/audiences/audiences.generation-worker.js';
+import { versionGeneration } from '../../src/modules/audiences/audiences.generation-worker.js';
 import { publishPageDrafts } from '../../src/modules/audiences/audiences.versions.js';
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
@@ -25,8 +25,7 @@ export async function makeAudience(
 
 /** Runs the generation worker's steps until nothing is runnable (what the worker does in the background). */
 export async function drainGeneration(database: Database, clock: Clock): Promise<void> {
-  const deps = { database, clock, logger: pino({ level: 'silent' }), notify: () => {} };
-  while ((await processNextVersion(deps)) !== null);
+  await versionGeneration({ database, clock, logger: pino({ level: 'silent' }) }).drain();
 }
 
 export { publishPageDrafts };

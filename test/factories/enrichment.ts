@@ -3,12 +3,13 @@ import { typeid } from 'typeid-js';
 import type { Database } from '../../src/db/connect.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import { domainEnricher } from '../../src/modules/enrichment/enrichment.enricher.js';
+import { domainEnricher, type Enricher } from '../../src/modules/enrichment/enrichment.enricher.js';
+import type { LeaseSettings } from '../../src/workers/leased-jobs.js';
 import { enqueueEnrichment, type EnrichmentRequest } from '../../src/modules/enrichment/index.js';
 import {
-  processNextEnrichment,
+  ENRICHMENT_SETTINGS,
+  enrichmentJobs,
   type EnrichmentDeps,
-  type EnrichmentStep,
 } from '../../src/modules/enrichment/enrichment.worker.js';
 import type { Tenant } from '../harness.js';
 import { makePerson } from './persons.js';
@@ -38,29 +39,20 @@ export async function submitForEnrichment(
   return { personId, formSubmissionId };
 }
 
-export function enrichmentDeps(
+/** The enrichment runner as the worker builds it, with the built-in enricher and a 30 s lease. */
+export function enrichmentRunner(
   database: Database,
   clock: Clock,
-  overrides: Partial<EnrichmentDeps> = {},
-): EnrichmentDeps {
-  return {
+  overrides: { enricher?: Enricher; settings?: Partial<LeaseSettings> } = {},
+) {
+  const deps: EnrichmentDeps = {
     database,
     clock,
     logger: pino({ level: 'silent' }),
-    notify: () => {},
-    enricher: domainEnricher,
-    leaseMs: 30_000,
-    ...overrides,
+    enricher: overrides.enricher ?? domainEnricher,
+    settings: { ...ENRICHMENT_SETTINGS, leaseMs: 30_000, ...overrides.settings },
   };
-}
-
-/** Runs the worker's steps until nothing is due (what the worker does in the background). */
-export async function drainEnrichment(deps: EnrichmentDeps): Promise<EnrichmentStep[]> {
-  const steps: EnrichmentStep[] = [];
-  for (let step = await processNextEnrichment(deps); step !== null; step = await processNextEnrichment(deps)) {
-    steps.push(step);
-  }
-  return steps;
+  return enrichmentJobs(deps);
 }
 
 /** The form.enriched / form.enrichment_failed events of a submission, oldest first. */

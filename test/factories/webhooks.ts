@@ -10,7 +10,7 @@ import { createSubscription } from '../../src/modules/webhooks/webhooks.service.
 import { portRule, type AddressPolicy, type PortRule } from '../../src/net/address-policy.js';
 import { appendEvent, type EventType } from '../../src/outbox/events.js';
 import type { Resolver } from '../../src/net/dns-resolver.js';
-import { SecretBox } from '../../src/outbox/secret-box.js';
+import { SecretBox } from '../../src/modules/webhooks/webhooks.secret-box.js';
 
 /** A fixed test key (32 bytes), also handed to child processes as WEBHOOK_SECRET_KEY. */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');

@@ -1,8 +1,6 @@
-import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processNextVersion } from '../../src/modules/audiences/audiences.generation-worker.js';
-import { makeAudience } from '../factories/audiences.js';
+import { drainGeneration, makeAudience } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
 import { makePerson } from '../factories/persons.js';
 import { PUBLIC_ALIAS, startReceiver, subscribe, testEngine, type Receiver } from '../factories/webhooks.js';
@@ -44,8 +42,7 @@ describe('page.version.* events end to end', () => {
     const versionId = created.json().versionId;
     expect(t.notified).toContain('events');
 
-    const deps = { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }), notify: () => {} };
-    while ((await processNextVersion(deps)) !== null);
+    await drainGeneration(t.database, t.clock);
 
     const { engine, close } = testEngine(t.database, t.clock);
     try {
@@ -89,8 +86,7 @@ describe('generation with person and account data', () => {
       url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
       payload: {},
     });
-    const deps = { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }), notify: () => {} };
-    while ((await processNextVersion(deps)) !== null);
+    await drainGeneration(t.database, t.clock);
     const row = await alice.scope
       .selectFrom('audience_versions')
       .select(['status', 'artifact'])

@@ -54,7 +54,7 @@ describe.runIf(ENGINE === 'postgres')('two server processes on PostgreSQL (WEB_C
   it('generates every queued version exactly once and delivers every event at least once', async () => {
     const { tenantId } = await createTenant(db.kysely, systemClock, { name: 'Two processes' });
     const { apiKey } = await createApiKey(db.kysely, systemClock, { tenantId });
-    const scope = new TenantScope(db.kysely, db.engine, tenantId);
+    const scope = TenantScope.of(db, tenantId);
     await subscribe(scope, systemClock, receiver.url, [
       'page.version.created',
       'page.version.processed',

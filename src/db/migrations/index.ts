@@ -11,6 +11,7 @@ import * as m0013 from './0013-fairness.js';
 import * as m0015 from './0015-webhook-api.js';
 import * as m0016 from './0016-enrichment.js';
 import * as m0017 from './0017-secrets.js';
+import * as m0018 from './0018-fair-jobs.js';
 import * as m0025 from './0025-generation-usage.js';
 import * as m0030 from './0030-domain-verification.js';
 
@@ -31,6 +32,7 @@ export const migrations: Record<string, Migration> = {
   '0015-webhook-api': m0015,
   '0016-enrichment': m0016,
   '0017-secrets': m0017,
+  '0018-fair-jobs': m0018,
   '0025-generation-usage': m0025,
   '0030-domain-verification': m0030,
 };

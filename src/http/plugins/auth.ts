@@ -51,7 +51,7 @@ export function apiKeyAuthenticator(
   const accept = (request: FastifyRequest, principal: Principal) => {
     let scope = scopes.get(principal);
     if (scope === undefined) {
-      scope = new TenantScope(database.kysely, database.engine, principal.tenantId);
+      scope = TenantScope.of(database, principal.tenantId);
       scopes.set(principal, scope);
     }
     request.principal = principal;

@@ -3,12 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { standardErrorResponses } from '../../http/schemas.js';
 import { fileRuntime } from '../files/index.js';
-import { ASSETS_CHANNEL } from './assets.describer.js';
 import { Asset, AssetCreateBody, AssetParams } from './assets.schemas.js';
 import * as assets from './assets.service.js';
 
 export const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { clock, notify } = app.ctx;
+  const { clock } = app.ctx;
   const runtime = await fileRuntime(app.ctx);
 
   const links = (request: FastifyRequest): assets.FileLinks => {
@@ -31,9 +30,7 @@ export const assetsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const result = await assets.createAsset(request.scope, clock, request.body, links(request));
-      if (!result.replayed) notify(ASSETS_CHANNEL);
-      return sendIdempotent(reply, result);
+      return sendIdempotent(reply, await assets.createAsset(request.scope, clock, request.body, links(request)));
     },
   );
 

@@ -5,6 +5,7 @@ import { withIdempotency } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { findCompletedFile } from '../files/index.js';
+import { ASSETS_CHANNEL } from './assets.describer.js';
 import * as q from './assets.queries.js';
 import type { Asset, AssetCreateBody } from './assets.schemas.js';
 
@@ -53,7 +54,8 @@ export async function getAsset(scope: TenantScope, assetId: string, links: FileL
 /**
  * Creates an image asset (docs/api.md, endpoint 16). `fileId` must be a completed upload of the
  * tenant and `parentAssetId` an asset of the tenant, else 422. With an `idempotencyKey`, a repeat
- * returns the first result (status 201, the same asset, with fresh URLs) and writes nothing.
+ * returns the first result (status 201, the same asset, with fresh URLs) and writes nothing. A new
+ * asset wakes the describer once committed.
  */
 export async function createAsset(
   scope: TenantScope,
@@ -93,6 +95,7 @@ export async function createAsset(
       };
       const { tenant_id: _tenant, ...values } = row;
       await q.insertAsset(tx, { ...values, tags: json(row.tags) });
+      tx.afterCommit(ASSETS_CHANNEL);
       return { status: 201, body: toStoredAsset(row) };
     },
   );

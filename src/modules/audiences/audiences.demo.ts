@@ -1,7 +1,8 @@
 import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
 import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
-import { claimVersion, completeVersion, generateNow } from './audiences.generation.js';
+import { generateNow } from './audiences.generation.js';
+import type { VersionGenerator } from './audiences.generator.js';
 import { createVersionIn } from './audiences.versions.js';
 
 /** The audiences' people, in the order the person-logs demo creates them (Jane, Sam, Pat, Alex). */
@@ -30,10 +31,21 @@ const PEOPLE = [
   },
 ];
 
-async function newVersion(ctx: DemoContext, pageId: string, audienceId: string) {
+/**
+ * A new version of the audience; with `generate`, generated in the same transaction, before a
+ * running service's worker (woken by the commit) could take it.
+ */
+async function newVersion(
+  ctx: DemoContext,
+  pageId: string,
+  audienceId: string,
+  generate?: { generator?: VersionGenerator },
+) {
   return ctx.scope.transaction(async (tx) => {
     await q.findAudience(tx, pageId, audienceId, { lock: true });
-    return createVersionIn(tx, ctx.clock, { pageId, audienceId, operationKey: null });
+    const version = await createVersionIn(tx, ctx.clock, { pageId, audienceId, operationKey: null });
+    if (generate !== undefined) await generateNow(tx, ctx.clock, version.versionId, generate);
+    return version;
   });
 }
 
@@ -64,8 +76,7 @@ export async function audiencesDemo(ctx: DemoContext) {
       switch (audienceIds.length % 6) {
         case 2: {
           // a newer version generated: draft on a draft page, published on a published page
-          const v = await newVersion(ctx, pageId, audienceId);
-          await ctx.scope.transaction((tx) => generateNow(tx, ctx.clock, v.versionId));
+          await newVersion(ctx, pageId, audienceId, {});
           break;
         }
         case 3: {
@@ -76,14 +87,8 @@ export async function audiencesDemo(ctx: DemoContext) {
         }
         case 4: {
           // a failed first attempt: pending, retried by the worker
-          const v = await newVersion(ctx, pageId, audienceId);
-          await ctx.scope.transaction(async (tx) => {
-            const token = await claimVersion(tx, ctx.clock, v.versionId);
-            await completeVersion(tx, ctx.clock, v.versionId, token!, {
-              ok: false,
-              error: new Error('demo: the generator timed out'),
-            });
-          });
+          const timedOut = { name: 'demo', generate: () => Promise.reject(new Error('demo: the generator timed out')) };
+          await newVersion(ctx, pageId, audienceId, { generator: timedOut });
           break;
         }
         case 0:

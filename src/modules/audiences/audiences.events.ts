@@ -2,7 +2,7 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import type { Clock } from '../../lib/clock.js';
 import { appendEvent, type EventType } from '../../outbox/events.js';
 import * as q from './audiences.queries.js';
-import { toVersion } from './audiences.shared.js';
+import { toVersion } from './audiences.mapping.js';
 
 /**
  * The `data` of a page.version.* event: the ids a consumer routes on, flat, and the version as

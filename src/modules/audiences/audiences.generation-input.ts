@@ -7,7 +7,7 @@ import { findPerson } from '../persons/index.js';
 import { listKnowledge } from '../topics/index.js';
 import type { GenerationAction, GenerationActivity, GenerationInput, GenerationTopic } from './audiences.generator.js';
 import * as q from './audiences.queries.js';
-import { effectiveMetadata } from './audiences.shared.js';
+import { effectiveMetadata } from './audiences.mapping.js';
 
 /**
  * What a generation reads, and how much of it (docs/audience-versions.md#inputs). Every part has
@@ -49,7 +49,7 @@ export function clip(text: string, max: number): string {
 /** Everything a generator needs of one version, read in the worker's transaction. */
 export async function gatherGenerationInput(tx: TenantScope, versionId: string): Promise<GenerationInput> {
   const budget = GENERATION_INPUT_BUDGET;
-  const job = await q.findJob(tx, versionId);
+  const job = await q.findVersionToGenerate(tx, versionId);
   if (job === undefined) throw notFound('audience version', versionId);
   const audience = await q.findAudienceById(tx, job.audience_id);
   if (audience === undefined) throw notFound('audience', job.audience_id);

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { ENGINE, useTestApp } from '../../../test/harness.js';
-import * as q from './audiences.queries.js';
-import { claimVersion, completeVersion, GENERATION_LEASE_MS, generationRetryDelayMs } from './audiences.generation.js';
-import { processNextVersion, type GenerationDeps } from './audiences.generation-worker.js';
+import { done, retryDelayMs } from '../../workers/leased-jobs.js';
+import { GENERATION_SETTINGS, type GenerationOptions } from './audiences.generation.js';
+import { versionGeneration } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { createVersion, publishPageDrafts } from './audiences.versions.js';
@@ -13,20 +13,13 @@ import { createVersion, publishPageDrafts } from './audiences.versions.js';
 const t = useTestApp({ tenants: ['Alice'] });
 const [alice] = t.tenants;
 
-const deps = (overrides: Partial<GenerationDeps> = {}): GenerationDeps => ({
-  database: t.database,
-  clock: t.clock,
-  logger: pino({ level: 'silent' }),
-  notify: (channel) => t.notified.push(channel),
-  ...overrides,
-});
+const generation = (options: GenerationOptions = {}) =>
+  versionGeneration({ database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) }, options);
 
 /** Runs the worker until the queue has nothing runnable now. */
-async function drain(d = deps()) {
-  const steps = [];
-  for (let step = await processNextVersion(d); step !== null; step = await processNextVersion(d)) steps.push(step);
-  return steps;
-}
+const drain = (options: GenerationOptions = {}) => generation(options).drain();
+
+const LEASE_MS = GENERATION_SETTINGS.leaseMs;
 
 const versionRow = (id: string) =>
   alice.scope.selectFrom('audience_versions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -56,7 +49,7 @@ describe('the generation worker', () => {
     });
     const v2 = await newVersion(pageId, audienceId);
     t.clock.advance(3000);
-    expect(await drain()).toEqual([{ versionId: v2.versionId, result: 'draft' }]);
+    expect(await drain()).toEqual([{ key: v2.versionId, outcome: 'completed', completion: 'draft' }]);
 
     const row = await versionRow(v2.versionId);
     expect(row).toMatchObject({
@@ -107,7 +100,7 @@ describe('the generation worker', () => {
     const { audienceId, versionId: v1 } = await makeAudience(alice.scope, t.clock, { pageId });
     const v2 = await newVersion(pageId, audienceId);
     t.clock.advance(1000);
-    expect(await drain()).toEqual([{ versionId: v2.versionId, result: 'published' }]);
+    expect(await drain()).toEqual([{ key: v2.versionId, outcome: 'completed', completion: 'published' }]);
     const now = t.clock.now().toISOString();
     expect(await versionRow(v1)).toMatchObject({ status: 'archived', obsolete_at: now, archived_at: now });
     expect(await versionRow(v2.versionId)).toMatchObject({ status: 'published', published_at: now });
@@ -132,13 +125,12 @@ describe('the generation worker', () => {
     const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
     const v = await newVersion(pageId, audienceId);
     // a worker claims it and dies before completing
-    const token = await alice.scope.transaction((tx) => claimVersion(tx, t.clock, v.versionId));
-    expect(token).not.toBeNull();
+    expect(await generation().claim(1)).toMatchObject([{ id: v.versionId }]);
     expect((await versionRow(v.versionId)).status).toBe('processing');
-    t.clock.advance(GENERATION_LEASE_MS - 1);
-    expect(await processNextVersion(deps())).toBeNull();
+    t.clock.advance(LEASE_MS - 1);
+    expect(await generation().runDue(1)).toEqual([]);
     t.clock.advance(1);
-    expect(await drain()).toEqual([{ versionId: v.versionId, result: 'draft' }]);
+    expect(await drain()).toEqual([{ key: v.versionId, outcome: 'completed', completion: 'draft' }]);
     expect(await versionRow(v.versionId)).toMatchObject({ status: 'draft', attempts: 2, queue_duration_ms: 0 });
   });
 
@@ -146,21 +138,21 @@ describe('the generation worker', () => {
     await drain();
     const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
     const v = await newVersion(pageId, audienceId);
-    let release: () => void = () => {};
+    const held: { release?: () => void } = {};
     const slow: VersionGenerator = {
       name: 'slow',
       generate: (input) =>
         new Promise((resolve) => {
-          release = () => resolve(builtinWriter.generate(input));
+          held.release = () => resolve(builtinWriter.generate(input));
         }),
     };
-    const late = processNextVersion(deps({ generator: slow }));
-    await new Promise((r) => setTimeout(r, 50)); // let it claim
-    t.clock.advance(GENERATION_LEASE_MS);
-    expect(await processNextVersion(deps())).toEqual({ versionId: v.versionId, result: 'draft' });
+    const late = generation({ generator: slow }).runDue(1);
+    while (held.release === undefined) await new Promise((r) => setTimeout(r, 5)); // it claimed and is generating
+    t.clock.advance(LEASE_MS);
+    expect(await generation().runDue(1)).toEqual([{ key: v.versionId, outcome: 'completed', completion: 'draft' }]);
     const after = await versionRow(v.versionId);
-    release();
-    expect(await late).toEqual({ versionId: v.versionId, result: 'stale' });
+    held.release();
+    expect(await late).toEqual([{ key: v.versionId, outcome: 'stale' }]);
     expect(await versionRow(v.versionId)).toEqual(after);
   });
 
@@ -176,7 +168,7 @@ describe('the generation worker', () => {
           ? Promise.reject(new Error('model unavailable'))
           : builtinWriter.generate(input),
     };
-    expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'pending' }]);
+    expect(await drain({ generator })).toEqual([{ key: bad.versionId, outcome: 'retried' }]);
     expect(await versionRow(bad.versionId)).toMatchObject({
       status: 'pending',
       failure_reason: 'model unavailable',
@@ -184,12 +176,12 @@ describe('the generation worker', () => {
     });
     // the queue goes on meanwhile
     const good = await newVersion(b.pageId, b.audienceId);
-    expect(await drain(deps({ generator }))).toEqual([{ versionId: good.versionId, result: 'draft' }]);
+    expect(await drain({ generator })).toEqual([{ key: good.versionId, outcome: 'completed', completion: 'draft' }]);
 
-    t.clock.advance(generationRetryDelayMs(1));
-    expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'pending' }]);
-    t.clock.advance(generationRetryDelayMs(2));
-    expect(await drain(deps({ generator }))).toEqual([{ versionId: bad.versionId, result: 'cancelled' }]);
+    t.clock.advance(retryDelayMs(1));
+    expect(await drain({ generator })).toEqual([{ key: bad.versionId, outcome: 'retried' }]);
+    t.clock.advance(retryDelayMs(2));
+    expect(await drain({ generator })).toEqual([{ key: bad.versionId, outcome: 'failed' }]);
     expect(await versionRow(bad.versionId)).toMatchObject({
       status: 'cancelled',
       cancelled_at: t.clock.now().toISOString(),
@@ -212,19 +204,17 @@ describe('the generation worker', () => {
     await drain();
     const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
     const v2 = await newVersion(pageId, audienceId);
-    const token = await alice.scope.transaction((tx) => claimVersion(tx, t.clock, v2.versionId));
+    const [claimed] = await generation().claim(1);
+    expect(claimed).toMatchObject({ id: v2.versionId });
     const v3 = await newVersion(pageId, audienceId);
     expect((await versionRow(v2.versionId)).status).toBe('cancelled');
-    const result = await alice.scope.transaction((tx) =>
-      completeVersion(tx, t.clock, v2.versionId, token!, {
-        ok: true,
-        generator: 'x',
-        artifact: { contentType: 'x', content: {} },
-      }),
+    const late = await generation().finish(
+      claimed!,
+      done({ generator: 'x', artifact: { contentType: 'x', content: {} } }),
     );
-    expect(result).toBe('stale');
+    expect(late).toEqual({ key: v2.versionId, outcome: 'stale' });
     expect((await versionRow(v2.versionId)).status).toBe('cancelled');
-    expect(await drain()).toEqual([{ versionId: v3.versionId, result: 'draft' }]);
+    expect(await drain()).toEqual([{ key: v3.versionId, outcome: 'completed', completion: 'draft' }]);
   });
 
   it('never gives one version to two concurrent workers', async () => {
@@ -244,35 +234,8 @@ describe('the generation worker', () => {
       },
     };
     const workers = ENGINE === 'postgres' ? 4 : 2;
-    await Promise.all(Array.from({ length: workers }, () => drain(deps({ generator: recording }))));
+    await Promise.all(Array.from({ length: workers }, () => drain({ generator: recording })));
     expect([...seen].sort()).toEqual([...ids].sort());
     for (const id of ids) expect((await versionRow(id)).attempts).toBe(1);
-  });
-});
-
-describe('queries', () => {
-  it('nextRunnableVersion skips versions locked by another worker (PostgreSQL)', async () => {
-    if (ENGINE !== 'postgres') return;
-    await drain();
-    const a = await makeAudience(alice.scope, t.clock);
-    const b = await makeAudience(alice.scope, t.clock);
-    const va = await newVersion(a.pageId, a.audienceId);
-    t.clock.advance(1);
-    const vb = await newVersion(b.pageId, b.audienceId);
-    const now = t.clock.now().toISOString();
-    const { kysely, engine } = t.database;
-    let release: () => void = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let first: string | undefined;
-    const holder = kysely.transaction().execute(async (trx) => {
-      first = (await q.nextRunnableVersion(trx, engine, now))?.id;
-      await held;
-    });
-    while (first === undefined) await new Promise((r) => setTimeout(r, 5));
-    const second = await q.nextRunnableVersion(kysely, engine, now);
-    release();
-    await holder;
-    expect(first).toBe(va.versionId);
-    expect(second?.id).toBe(vb.versionId);
   });
 });

@@ -1,103 +1,156 @@
-import { randomUUID } from 'node:crypto';
 import { json } from '../../db/json.js';
+import type { AudienceVersionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import { isoNow, SECOND_MS, type Clock } from '../../lib/clock.js';
+import { failureText } from '../../lib/limits.js';
+import {
+  done,
+  fail,
+  retry,
+  runJobNow,
+  type JobStep,
+  type LeasedJobKind,
+  type LeasedRow,
+  type LeaseSettings,
+  type WorkResult,
+} from '../../workers/leased-jobs.js';
 import { LlmError, type LlmUsage } from '../../llm/errors.js';
 import { findPage } from '../pages/index.js';
+import { builtinWriter } from './audiences.builtin-writer.js';
 import { emitVersionEvent } from './audiences.events.js';
 import { gatherGenerationInput } from './audiences.generation-input.js';
-import {
-  storedArtifact,
-  type GeneratedArtifact,
-  type GenerationInput,
-  type VersionGenerator,
-} from './audiences.generator.js';
+import { storedArtifact, type GeneratedArtifact, type VersionGenerator } from './audiences.generator.js';
 import * as q from './audiences.queries.js';
-import { builtinWriter } from './audiences.builtin-writer.js';
-import { publishVersion } from './audiences.versions.js';
+import { transition, TRANSITIONS } from './audiences.version-lifecycle.js';
+import { publishVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
 
 /**
- * The generation job of a version: a version in a runnable status is its own job. A worker
- * claims it (a lease), generates outside any transaction, and completes it; a lease that runs out
- * lets another worker take the version over.
+ * The generation job of a version, on the leased-job runner: a version in a runnable status is
+ * its own job. Its lifecycle (docs/audience-versions.md) decides every status a claim, a retry, a
+ * success or a failure writes.
  */
 
-/** How long a worker holds a version before another may take it over (it is presumed crashed). */
-export const GENERATION_LEASE_MS = 60_000;
-/** Attempts (including ones lost to crashes) before a version is given up as failed. */
-export const MAX_GENERATION_ATTEMPTS = 3;
-/** Wait before retry n (1-based): 10 s, 20 s, 40 s, … */
-export const generationRetryDelayMs = (attempt: number) => 10_000 * 2 ** (attempt - 1);
+export const GENERATION_SETTINGS: LeaseSettings = {
+  /**
+   * How long a worker holds a version before another may take it over (it is presumed crashed);
+   * longer for a generator whose run may take longer (leaseFor).
+   */
+  leaseMs: 60 * SECOND_MS,
+  /** Attempts (including ones lost to crashes) before a version is given up as failed. */
+  maxAttempts: 3,
+  concurrency: 1,
+  pollMs: 5 * SECOND_MS,
+};
+
+/** The lease outlasts the generator's longest run (a model writer's calls), so no second worker takes it over. */
+function leaseFor(generator: VersionGenerator): number {
+  return Math.max(GENERATION_SETTINGS.leaseMs, (generator.maxRunMs ?? 0) + 10 * SECOND_MS);
+}
+
+/** What the runner reads of a version for the generation's functions. */
+export type VersionJob = LeasedRow &
+  Pick<
+    AudienceVersionsTable,
+    'id' | 'audience_id' | 'version_number' | 'queued_at' | 'queue_duration_ms' | 'input_tokens' | 'output_tokens'
+  >;
+
+/** Why an attempt failed, and what its provider calls cost (they add up over the attempts). */
+interface GenerationFailure {
+  reason: string;
+  usage?: LlmUsage;
+}
+
+/** A generator's output, to be stored as the version's artifact. */
+export interface Generated {
+  generator: string;
+  artifact: GeneratedArtifact;
+}
+
+/** `draft`, or `published` when the page is published (or `publish` asked for it). */
+export type GenerationCompletion = 'draft' | 'published';
+
+export interface GenerationOptions {
+  generator?: VersionGenerator;
+  /** Publish the new draft at once, whatever the page's status (the first version of an audience). */
+  publish?: boolean;
+  settings?: Partial<LeaseSettings>;
+}
+
+/** The generation job kind: what the runner needs to run versions. */
+export function versionGenerationKind(
+  clock: Clock,
+  options: GenerationOptions = {},
+): LeasedJobKind<'audience_versions', VersionJob, Generated, GenerationFailure, GenerationCompletion> {
+  const generator = options.generator ?? builtinWriter;
+  return {
+    name: 'audience-version-generation',
+    channel: VERSIONS_CHANNEL,
+    table: 'audience_versions',
+    key: 'id',
+    columns: ['audience_id', 'version_number', 'queued_at', 'queue_duration_ms', 'input_tokens', 'output_tokens'],
+    statuses: { waiting: TRANSITIONS.claim.from, running: TRANSITIONS.claim.to },
+    settings: { ...GENERATION_SETTINGS, leaseMs: leaseFor(generator), ...options.settings },
+    work: (job, scope) => generate(generator, job, scope),
+    complete: (tx, job, generated) => completeVersion(tx, clock, job, generated, options.publish ?? false),
+    fail: (tx, job, failure) => failVersion(tx, clock, job, failure),
+    interrupted: (job) => ({ reason: `the worker's lease expired on all ${job.attempts} attempts` }),
+    // The time it spent queued is taken the first time it is claimed.
+    onClaim: (job, now) => ({
+      ...transition(job.status === 'processing' ? 'reclaim' : 'claim', job.status, now),
+      queue_duration_ms:
+        job.queue_duration_ms ?? (job.queued_at === null ? null : Date.parse(now) - Date.parse(job.queued_at)),
+    }),
+    onRetry: (job, failure, now) => ({
+      ...transition('retry', job.status, now),
+      ...spending(job, failure.usage),
+      failure_reason: failureText(failure.reason),
+    }),
+    beforeFinish: (tx, job) => stillTheLatest(tx, clock, job),
+  };
+}
 
 /**
- * Takes a runnable version for generation: a new lease (token, expiry), one more attempt, and the
- * time it spent queued the first time it is taken. Returns the lease token, or null when the
- * version is not runnable any more (or failed for good, having used all its attempts).
+ * Claims, generates and completes one version inside the caller's transaction (operator side:
+ * the first version of a new audience, demo data). The worker does the same in three steps.
  */
-export async function claimVersion(
+export function generateNow(
   tx: TenantScope,
   clock: Clock,
   versionId: string,
-  leaseMs = GENERATION_LEASE_MS,
-  maxAttempts = MAX_GENERATION_ATTEMPTS,
-): Promise<string | null> {
-  const job = await q.findJob(tx, versionId, { lock: true });
-  if (job === undefined) return null;
-  const now = clock.now();
-  const nowIso = now.toISOString();
-  if (job.status === 'processing' && job.attempts >= maxAttempts) {
-    await failVersion(tx, clock, job, `the worker's lease expired on all ${job.attempts} attempts`);
-    return null;
+  options: Omit<GenerationOptions, 'settings'> = {},
+): Promise<JobStep<GenerationCompletion>> {
+  return runJobNow(versionGenerationKind(clock, options), clock, tx, versionId);
+}
+
+/**
+ * One attempt. A generator reports failure by throwing; input that cannot be read is a failed
+ * attempt too. Typed provider failures (llm/errors.ts): a final one ends the version at once, a
+ * provider's Retry-After is waited for without counting the attempt.
+ */
+async function generate(
+  generator: VersionGenerator,
+  job: VersionJob,
+  scope: TenantScope,
+): Promise<WorkResult<Generated, GenerationFailure>> {
+  try {
+    return done({
+      generator: generator.name,
+      artifact: await generator.generate(await gatherGenerationInput(scope, job.id)),
+    });
+  } catch (error) {
+    if (!(error instanceof LlmError)) return retry({ reason: error instanceof Error ? error.message : String(error) });
+    const failure = { reason: error.message, usage: error.details.usage };
+    if (error.kind === 'final') return fail(failure);
+    const { retryAfterMs } = error.details;
+    return retryAfterMs === undefined
+      ? retry(failure)
+      : retry(failure, { afterMs: retryAfterMs, countsAsAttempt: false });
   }
-  if (job.status !== 'queued' && job.status !== 'pending' && job.status !== 'processing') return null;
-  const token = randomUUID();
-  const moved = await q.applyTransition(tx, job, job.status === 'processing' ? 'reclaim' : 'claim', nowIso, {
-    attempts: job.attempts + 1,
-    lease_token: token,
-    available_at: new Date(now.getTime() + leaseMs).toISOString(),
-    queue_duration_ms:
-      job.queue_duration_ms ?? (job.queued_at === null ? null : now.getTime() - Date.parse(job.queued_at)),
-  });
-  return moved ? token : null;
-}
-
-async function pageIdOf(tx: TenantScope, audienceId: string): Promise<string> {
-  const audience = await q.findAudienceById(tx, audienceId);
-  return audience!.page_id;
-}
-
-async function failVersion(
-  tx: TenantScope,
-  clock: Clock,
-  job: { id: string; status: string; audience_id: string; attempts: number },
-  reason: string,
-  leaseToken?: string,
-  spent: ReturnType<typeof spending> = {},
-) {
-  const moved = await q.applyTransition(
-    tx,
-    job,
-    'fail',
-    isoNow(clock),
-    { ...spent, failure_reason: reason.slice(0, 2000) },
-    { leaseToken },
-  );
-  if (!moved) return false;
-  await emitVersionEvent(tx, clock, 'page.version.processed', await pageIdOf(tx, job.audience_id), job.id, {
-    outcome: 'failed',
-    failure: { reason: reason.slice(0, 2000), attempts: job.attempts },
-  });
-  return true;
-}
-
-/** Everything a generator needs, read in the worker's transaction (audiences.generation-input.ts). */
-export async function loadGenerationInput(tx: TenantScope, versionId: string): Promise<GenerationInput> {
-  return gatherGenerationInput(tx, versionId);
 }
 
 /** The version's usage columns with `usage` added (tokens add up over every call made for it). */
 function spending(
-  job: { input_tokens: number | null; output_tokens: number | null },
+  job: Pick<VersionJob, 'input_tokens' | 'output_tokens'>,
   usage: LlmUsage | undefined,
 ): { model?: string; input_tokens?: number; output_tokens?: number } {
   if (usage === undefined) return {};
@@ -108,116 +161,72 @@ function spending(
   };
 }
 
-export type GenerationOutcome =
-  { ok: true; generator: string; artifact: GeneratedArtifact; publish?: boolean } | { ok: false; error: unknown };
+/**
+ * Takes the audience's lock before its version's (the lock order everywhere), and keeps a result
+ * only for the latest version: only it may become the draft (and go live). Creating a version
+ * supersedes the runnable ones, so a newer version here means that rule was bypassed: the older
+ * result is dropped rather than published over the newer version.
+ */
+async function stillTheLatest(tx: TenantScope, clock: Clock, job: VersionJob): Promise<boolean> {
+  const audience = await q.findAudienceById(tx, job.audience_id);
+  await q.findAudience(tx, audience!.page_id, job.audience_id, { lock: true });
+  if ((await q.lastVersionNumber(tx, job.audience_id)) <= Number(job.version_number)) return true;
+  await q.applyTransition(tx, job, 'supersede', isoNow(clock), {}, { leaseToken: job.lease_token ?? undefined });
+  return false;
+}
+
+async function pageIdOf(tx: TenantScope, audienceId: string): Promise<string> {
+  const audience = await q.findAudienceById(tx, audienceId);
+  return audience!.page_id;
+}
+
+async function failVersion(tx: TenantScope, clock: Clock, job: VersionJob, { reason, usage }: GenerationFailure) {
+  const failure = { reason: failureText(reason), attempts: job.attempts };
+  const leaseToken = job.lease_token ?? undefined;
+  const columns = { ...spending(job, usage), failure_reason: failure.reason };
+  if (!(await q.applyTransition(tx, job, 'fail', isoNow(clock), columns, { leaseToken }))) return;
+  await emitVersionEvent(tx, clock, 'page.version.processed', await pageIdOf(tx, job.audience_id), job.id, {
+    outcome: 'failed',
+    failure,
+  });
+}
 
 /**
- * Records the result of a generation attempt, if the lease is still ours (a version superseded
- * or taken over meanwhile is left alone). Success: the version becomes a draft, an older draft is
- * retired, and when the page is published (or `publish` is set) the draft is published at once.
- * Failure: the version waits for a retry (pending), or is cancelled after the last attempt.
+ * Records a successful attempt: the version becomes a draft, an older draft is retired, and when
+ * the page is published (or `publish` is set) the draft is published at once.
  */
-export async function completeVersion(
+async function completeVersion(
   tx: TenantScope,
   clock: Clock,
-  versionId: string,
-  leaseToken: string,
-  outcome: GenerationOutcome,
-  maxAttempts = MAX_GENERATION_ATTEMPTS,
-): Promise<'draft' | 'published' | 'pending' | 'cancelled' | 'stale'> {
-  const job = await q.findJob(tx, versionId);
-  if (job === undefined) return 'stale';
-  const audience = await q.findAudienceById(tx, job.audience_id);
-  // Lock order everywhere: audience, then its versions.
-  await q.findAudience(tx, audience!.page_id, job.audience_id, { lock: true });
-  const current = await q.findJob(tx, versionId, { lock: true });
-  if (current === undefined || current.status !== 'processing' || current.lease_token !== leaseToken) return 'stale';
-  const now = clock.now();
-  const nowIso = now.toISOString();
-  // Only the latest version may become the draft (and go live). Creating a version supersedes
-  // the runnable ones, so a newer version here means that rule was bypassed: the older result
-  // is dropped rather than published over the newer version.
-  if ((await q.lastVersionNumber(tx, job.audience_id)) > Number(current.version_number)) {
-    await q.applyTransition(tx, current, 'supersede', nowIso, {}, { leaseToken });
-    return 'stale';
-  }
-
-  if (!outcome.ok) {
-    const { error } = outcome;
-    const reason = error instanceof Error ? error.message : String(error);
-    // Typed provider failures (llm/errors.ts): final ones end at once, a provider's Retry-After
-    // is waited for without counting the attempt.
-    const final = error instanceof LlmError && error.kind === 'final';
-    const retryAfterMs = error instanceof LlmError ? error.details.retryAfterMs : undefined;
-    const spent = spending(current, error instanceof LlmError ? error.details.usage : undefined);
-    if (current.attempts >= maxAttempts || final) {
-      await failVersion(tx, clock, current, reason, leaseToken, spent);
-      return 'cancelled';
-    }
-    await q.applyTransition(
-      tx,
-      current,
-      'retry',
-      nowIso,
-      {
-        ...spent,
-        failure_reason: reason.slice(0, 2000),
-        attempts: retryAfterMs === undefined ? current.attempts : current.attempts - 1,
-        available_at: new Date(
-          now.getTime() + (retryAfterMs ?? generationRetryDelayMs(current.attempts)),
-        ).toISOString(),
-      },
-      { leaseToken },
-    );
-    return 'pending';
-  }
-
-  const artifact = storedArtifact(outcome.generator, outcome.artifact);
+  job: VersionJob,
+  generated: Generated,
+  publish: boolean,
+): Promise<GenerationCompletion> {
+  const nowIso = isoNow(clock);
+  const artifact = storedArtifact(generated.generator, generated.artifact);
+  const leaseToken = job.lease_token ?? undefined;
   await q.applyTransition(
     tx,
-    current,
+    job,
     'generated',
     nowIso,
     {
       artifact: json(artifact),
-      generator: outcome.generator,
-      ...spending(current, outcome.artifact.usage),
-      generation_ms: outcome.artifact.usage?.durationMs ?? null,
+      generator: generated.generator,
+      ...spending(job, generated.artifact.usage),
+      generation_ms: generated.artifact.usage?.durationMs ?? null,
     },
     { leaseToken },
   );
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
-    if (older.id !== versionId) await q.applyTransition(tx, older, 'retire', nowIso);
+    if (older.id !== job.id) await q.applyTransition(tx, older, 'retire', nowIso);
   }
-  const pageId = audience!.page_id;
-  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, versionId, { outcome: 'draft' });
+  const pageId = await pageIdOf(tx, job.audience_id);
+  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, job.id, { outcome: 'draft' });
   const page = await findPage(tx, pageId);
-  if (outcome.publish || page?.status === 'published') {
-    await publishVersion(tx, clock, pageId, job.audience_id, versionId);
+  if (publish || page?.status === 'published') {
+    await publishVersion(tx, clock, pageId, job.audience_id, job.id);
     return 'published';
   }
   return 'draft';
-}
-
-/**
- * Claims, generates and completes one version inside the caller's transaction (operator side:
- * the first version of a new audience, demo data). The worker does the same in three steps.
- */
-export async function generateNow(
-  tx: TenantScope,
-  clock: Clock,
-  versionId: string,
-  options: { generator?: VersionGenerator; publish?: boolean } = {},
-) {
-  const generator = options.generator ?? builtinWriter;
-  const token = await claimVersion(tx, clock, versionId);
-  if (token === null) throw new Error(`version ${versionId} is not runnable`);
-  let outcome: GenerationOutcome;
-  try {
-    const artifact = await generator.generate(await loadGenerationInput(tx, versionId));
-    outcome = { ok: true, generator: generator.name, artifact, publish: options.publish };
-  } catch (error) {
-    outcome = { ok: false, error };
-  }
-  return completeVersion(tx, clock, versionId, token, outcome);
 }

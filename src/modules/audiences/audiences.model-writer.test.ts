@@ -8,7 +8,7 @@ import { useTestApp } from '../../../test/harness.js';
 import { LlmClient, type LlmSettings } from '../../llm/client.js';
 import { strictJsonSchema } from '../../llm/strict-schema.js';
 import { findPage } from '../pages/index.js';
-import { processNextVersion } from './audiences.generation-worker.js';
+import { versionGeneration } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { modelWriter } from './audiences.model-writer.js';
 import { PageCopy } from './audiences.page-copy.js';
@@ -106,8 +106,10 @@ async function generate(answers: FakeAnswer[], generator: VersionGenerator = mod
     payload: {},
   });
   expect(created.statusCode).toBe(201);
-  const deps = { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }), notify: () => {}, generator };
-  while ((await processNextVersion(deps)) !== null);
+  await versionGeneration(
+    { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
+    { generator },
+  ).drain();
   return alice.scope
     .selectFrom('audience_versions')
     .selectAll()

@@ -1,11 +1,10 @@
-import { sql, type Insertable, type Kysely, type SqlBool, type Updateable } from 'kysely';
-import type { Engine } from '../../db/connect.js';
-import { forUpdate, forUpdateSkipLocked } from '../../db/dialect.js';
+import type { Insertable, Updateable } from 'kysely';
+import { forUpdate } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
-import type { AudiencesTable, AudienceVersionsTable, DB } from '../../db/schema.js';
+import type { AudiencesTable, AudienceVersionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
-import { RUNNABLE_STATUSES, transition, type VersionEvent } from './audiences.version-lifecycle.js';
+import { transition, type VersionEvent } from './audiences.version-lifecycle.js';
 
 const AUDIENCE_COLUMNS = [
   'audiences.id',
@@ -193,45 +192,18 @@ export async function applyTransition(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** The worker's view of a version it works on. */
-export async function findJob(scope: TenantScope, versionId: string, options: { lock?: boolean } = {}) {
-  const query = scope
+/** What generating a version reads of it (besides its audience and page). */
+export async function findVersionToGenerate(scope: TenantScope, versionId: string) {
+  return scope
     .selectFrom('audience_versions')
     .select([
-      'audience_versions.id',
       'audience_versions.audience_id',
-      'audience_versions.status',
-      'audience_versions.attempts',
-      'audience_versions.lease_token',
-      'audience_versions.queued_at',
-      'audience_versions.queue_duration_ms',
       'audience_versions.version_number',
       'audience_versions.is_new_page_agent',
       'audience_versions.supplementary_context',
-      'audience_versions.input_tokens',
-      'audience_versions.output_tokens',
     ])
-    .where('audience_versions.id', '=', versionId);
-  return (options.lock ? forUpdate(scope.engine, query) : query).executeTakeFirst();
-}
-
-/**
- * The next runnable version of any tenant whose time has come (queued, pending past its retry
- * time, processing past its lease), locked so that on PostgreSQL a second worker skips it.
- * Operator code: the worker serves every tenant.
- */
-export async function nextRunnableVersion(db: Kysely<DB>, engine: Engine, now: string) {
-  const query = db
-    .selectFrom('audience_versions')
-    .select(['id', 'tenant_id', 'status', 'attempts'])
-    // Literal values (not parameters), so that SQLite sees the predicate of the partial index
-    // audience_versions_runnable and scans only runnable versions.
-    .where(sql<SqlBool>`status in (${sql.join(RUNNABLE_STATUSES.map((s) => sql.lit(s)))})`)
-    .where('available_at', '<=', now)
-    .orderBy('available_at')
-    .orderBy('id')
-    .limit(1);
-  return forUpdateSkipLocked(engine, query).executeTakeFirst();
+    .where('audience_versions.id', '=', versionId)
+    .executeTakeFirst();
 }
 
 /** How a version was made and what it cost (0025), beside its API shape. */

@@ -92,7 +92,7 @@ describe('audience-pages version show (operator CLI)', () => {
   it('prints the version with its generator, model, tokens, duration, attempts and last failure', async () => {
     const { versionId } = await makeAudience(alice.scope, t.clock);
     const result = await show.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock },
+      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
       { values: { tenant: alice.tenantId }, positionals: [versionId] },
     );
     expect(result).toMatchObject({
@@ -110,7 +110,7 @@ describe('audience-pages version show (operator CLI)', () => {
     });
     await expect(
       show.run(
-        { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock },
+        { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
         { values: { tenant: bob.tenantId }, positionals: [versionId] },
       ),
     ).rejects.toThrow(/not found|No audience version/i);

@@ -3,7 +3,7 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import type { Clock } from '../../lib/clock.js';
 import * as q from './audiences.queries.js';
 import type { PageRegenerateBody, PageRegeneration } from './audiences.schemas.js';
-import { pageArchived, visiblePage } from './audiences.shared.js';
+import { pageArchived, visiblePage } from './audiences.checks.js';
 import { createVersionIn } from './audiences.versions.js';
 
 /** Audiences read (and versions queued) per statement window: a page may have thousands. */

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
-import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import {
   AudienceList,
   AudienceListParams,
@@ -13,10 +12,10 @@ import {
 } from './audiences.schemas.js';
 import { regeneratePage } from './audiences.regenerate.js';
 import * as audiences from './audiences.service.js';
-import { createVersion, VERSIONS_CHANNEL } from './audiences.versions.js';
+import { createVersion } from './audiences.versions.js';
 
 export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { pager, clock, notify } = app.ctx;
+  const { pager, clock } = app.ctx;
 
   app.get(
     '/pages/:page_id/audiences',
@@ -80,10 +79,6 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.params.audience_id,
         request.body,
       );
-      if (created) {
-        notify(VERSIONS_CHANNEL);
-        notify(EVENTS_CHANNEL);
-      }
       return reply.code(created ? 201 : 200).send(version);
     },
   );
@@ -115,10 +110,6 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.params.page_id,
         request.body,
       );
-      if (regeneration.queuedCount > 0) {
-        notify(VERSIONS_CHANNEL);
-        notify(EVENTS_CHANNEL);
-      }
       return reply.code(created ? 201 : 200).send(regeneration);
     },
   );

@@ -7,7 +7,8 @@ import { newId } from '../../lib/ids.js';
 import { addToAudiencesCount, type Metadata } from '../pages/index.js';
 import * as q from './audiences.queries.js';
 import type { Audience } from './audiences.schemas.js';
-import { pageArchived, toAudience, toVersion, visiblePage } from './audiences.shared.js';
+import { pageArchived, visiblePage } from './audiences.checks.js';
+import { toAudience, toVersion } from './audiences.mapping.js';
 import { generateNow } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
@@ -124,8 +125,10 @@ export async function createAudience(
     });
     await addToAudiencesCount(tx, input.pageId, 1);
     const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
-    const result = await generateNow(tx, clock, version.versionId, { generator, publish: true });
-    if (result !== 'published') throw new Error(`the first version of the audience was not published: ${result}`);
+    const step = await generateNow(tx, clock, version.versionId, { generator, publish: true });
+    if (step.outcome !== 'completed' || step.completion !== 'published') {
+      throw new Error(`the first version of the audience was not published: ${step.outcome}`);
+    }
     return { audienceId, versionId: version.versionId };
   });
 }

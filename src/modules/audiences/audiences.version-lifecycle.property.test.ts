@@ -5,10 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { useTestApp } from '../../../test/harness.js';
-import { TenantScope } from '../../db/tenant-scope.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { claimJobIn, done, retry } from '../../workers/leased-jobs.js';
 import { archiveAudience } from './audiences.service.js';
-import { claimVersion, completeVersion } from './audiences.generation.js';
-import { processNextVersion } from './audiences.generation-worker.js';
+import { versionGenerationKind } from './audiences.generation.js';
+import { versionGeneration } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { publishPageDrafts } from './audiences.versions.js';
@@ -25,15 +26,17 @@ const [tenant] = t.tenants;
 
 const MAX_ATTEMPTS = 2;
 const broken: VersionGenerator = { name: 'broken', generate: () => Promise.reject(new Error('boom')) };
-const worker = (generator: VersionGenerator) =>
-  processNextVersion({
-    database: t.database,
-    clock: t.clock,
-    logger: pino({ level: 'silent' }),
-    notify: () => {},
-    generator,
-    maxAttempts: MAX_ATTEMPTS,
-  });
+const settings = { maxAttempts: MAX_ATTEMPTS };
+const generation = (generator: VersionGenerator = builtinWriter) =>
+  versionGeneration(
+    { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
+    { generator, settings },
+  );
+/** One step of the worker: at most one version; false when nothing was runnable. */
+const worker = async (generator: VersionGenerator) => (await generation(generator).runDue(1)).length > 0;
+/** A worker's claim of a runnable version, inside `tx`, without running it. */
+const claimIn = (tx: TenantScope, versionId: string) =>
+  claimJobIn(versionGenerationKind(t.clock, { settings }), t.clock, tx, versionId);
 
 type Op =
   | { kind: 'create'; key: string | null }
@@ -76,15 +79,14 @@ async function apply(o: Op, pageId: string, audienceId: string, archived: boolea
       await worker(o.ok ? builtinWriter : broken);
       return;
     case 'crash':
-      await t.database.kysely.transaction().execute(async (trx) => {
-        const scope = new TenantScope(trx, t.database.engine, tenant.tenantId, true);
+      await tenant.scope.transaction(async (scope) => {
         const runnable = await scope
           .selectFrom('audience_versions')
           .select('id')
           .where('status', 'in', ['queued', 'pending'])
           .where('available_at', '<=', t.clock.now().toISOString())
           .executeTakeFirst();
-        if (runnable) await claimVersion(scope, t.clock, runnable.id, 60_000, MAX_ATTEMPTS);
+        if (runnable) await claimIn(scope, runnable.id);
       });
       return;
     case 'raceClaim':
@@ -120,8 +122,7 @@ async function raceClaimWithCreate(ok: boolean, url: string, audienceId: string,
   const ready = new Promise<{ pid: number | null } | null>((resolve) => (claimedReady = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const claiming = kysely.transaction().execute(async (trx) => {
-    const scope = new TenantScope(trx, engine, tenant.tenantId, true);
+  const claiming = tenant.scope.transaction(async (scope) => {
     const runnable = await scope
       .selectFrom('audience_versions')
       .select('id')
@@ -129,17 +130,17 @@ async function raceClaimWithCreate(ok: boolean, url: string, audienceId: string,
       .where('status', 'in', ['queued', 'pending'])
       .where('available_at', '<=', t.clock.now().toISOString())
       .executeTakeFirst();
-    const token = runnable ? await claimVersion(scope, t.clock, runnable.id, 60_000, MAX_ATTEMPTS) : null;
-    if (runnable === undefined || token === null) {
+    const job = runnable ? await claimIn(scope, runnable.id) : null;
+    if (job === null) {
       claimedReady(null);
       return null;
     }
     if (engine === 'postgres') {
-      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(scope.unscopedDb());
       claimedReady({ pid: rows[0]!.pid });
       await released;
     } else claimedReady({ pid: null });
-    return { versionId: runnable.id, token };
+    return job;
   });
   const claim = await ready;
   const create = t.request(tenant, { method: 'POST', url: `${url}/versions`, payload: {} });
@@ -160,20 +161,12 @@ async function raceClaimWithCreate(ok: boolean, url: string, audienceId: string,
   if (!archived) expect(created.statusCode).toBe(201);
   if (claimed === null) return;
   // The worker's late result: only recorded if its version is still the one to run.
-  await kysely
-    .transaction()
-    .execute((trx) =>
-      completeVersion(
-        new TenantScope(trx, engine, tenant.tenantId, true),
-        t.clock,
-        claimed.versionId,
-        claimed.token,
-        ok
-          ? { ok: true, generator: 'late', artifact: { contentType: 'application/json', content: { late: true } } }
-          : { ok: false, error: new Error('boom') },
-        MAX_ATTEMPTS,
-      ),
-    );
+  await generation().finish(
+    claimed,
+    ok
+      ? done({ generator: 'late', artifact: { contentType: 'application/json', content: { late: true } } })
+      : retry({ reason: 'boom' }),
+  );
 }
 
 async function checkInvariants(pageId: string, audienceId: string) {
@@ -237,9 +230,9 @@ describe('the version lifecycle under random operations', () => {
     await fc.assert(
       fc.asyncProperty(fc.boolean(), fc.array(op, { minLength: 1, maxLength: 14 }), async (pagePublished, ops) => {
         // finish what earlier runs left in the queue, so each run starts clean
-        for (let i = 0; i < 50 && (await worker(builtinWriter)) !== null; i++);
+        for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
         t.clock.advance(3_600_000);
-        for (let i = 0; i < 50 && (await worker(builtinWriter)) !== null; i++);
+        for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
         const pageId = await makePage(tenant.scope, t.clock, { status: pagePublished ? 'published' : 'draft' });
         const { audienceId } = await makeAudience(tenant.scope, t.clock, { pageId });
         let archived = false;

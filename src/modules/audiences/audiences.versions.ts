@@ -6,10 +6,11 @@ import { newId } from '../../lib/ids.js';
 import { emitVersionEvent } from './audiences.events.js';
 import * as q from './audiences.queries.js';
 import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
-import { audienceArchived, pageArchived, toVersion, visiblePage } from './audiences.shared.js';
+import { audienceArchived, pageArchived, visiblePage } from './audiences.checks.js';
+import { toVersion } from './audiences.mapping.js';
 import { initialVersion, RUNNABLE_STATUSES } from './audiences.version-lifecycle.js';
 
-/** Channel that wakes the generation worker (AppContext.notify). */
+/** The channel that wakes the generation worker once a version is queued (scope.afterCommit). */
 export const VERSIONS_CHANNEL = 'audience-versions';
 
 /**
@@ -18,7 +19,8 @@ export const VERSIONS_CHANNEL = 'audience-versions';
  * The runnable versions are read locked: a worker's claim (which locks only the version) may be
  * in flight, and reading the version as `queued` while the claim turns it into `processing` would
  * make the guarded supersede miss it, leaving two runnable versions (and the older one free to go
- * live over the newer). Hence also the check that every supersede took.
+ * live over the newer). Hence also the check that every supersede took. The commit wakes the
+ * generation worker.
  */
 export async function createVersionIn(
   tx: TenantScope,
@@ -45,6 +47,7 @@ export async function createVersionIn(
     created_at: now,
   });
   await emitVersionEvent(tx, clock, 'page.version.created', input.pageId, versionId);
+  tx.afterCommit(VERSIONS_CHANNEL);
   return toVersion((await q.findVersion(tx, versionId))!);
 }
 

@@ -1,18 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  drainEnrichment,
-  enrichmentDeps,
-  enrichmentEvents,
-  jobOf,
-  submitForEnrichment,
-} from '../../../test/factories/enrichment.js';
+import { enrichmentEvents, enrichmentRunner, jobOf, submitForEnrichment } from '../../../test/factories/enrichment.js';
 import { CANARY, PUBLIC_ALIAS, startReceiver, testPolicy, type Receiver } from '../../../test/factories/webhooks.js';
 import { useTestApp } from '../../../test/harness.js';
 import { isGlobalUnicast } from '../../net/address-policy.js';
 import type { Enricher } from './enrichment.enricher.js';
 import { httpEnricher, PROVIDER_RESPONSE_MAX_BYTES } from './enrichment.http-enricher.js';
-import { ENRICHMENT_RETRY_DELAYS_MS } from './enrichment.jobs.js';
-import { processNextEnrichment } from './enrichment.worker.js';
+import { retryDelayMs } from '../../workers/leased-jobs.js';
 
 const t = useTestApp({ tenants: ['Alice'] });
 const [alice] = t.tenants;
@@ -38,7 +31,12 @@ async function provider(
     policy: options.policy ?? testPolicy,
   });
   open.push({ close: () => enricher.close?.() });
-  return { receiver, deps: enrichmentDeps(t.database, t.clock, { enricher, leaseMs: 10_000 }) };
+  return {
+    receiver,
+    jobs: enrichmentRunner(t.database, t.clock, { enricher, settings: { leaseMs: 10_000 } }),
+    limitedTo: (maxAttempts: number) =>
+      enrichmentRunner(t.database, t.clock, { enricher, settings: { leaseMs: 10_000, maxAttempts } }),
+  };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
@@ -56,12 +54,12 @@ async function failureOf(formSubmissionId: string) {
 
 describe('the http enricher', () => {
   it('posts { email, domain, name, company } with the bearer token and merges what it learns', async () => {
-    const { receiver, deps } = await provider(() => found);
+    const { receiver, jobs } = await provider(() => found);
     const { personId, formSubmissionId } = await submitForEnrichment(alice, t.clock, 'jane@provider-corp.example', {
       name: null,
       company: 'Typed Company',
     });
-    expect(await drainEnrichment(deps)).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    expect(await jobs.drain()).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
 
     expect(receiver.requests).toHaveLength(1);
     const request = receiver.requests[0]!;
@@ -82,10 +80,10 @@ describe('the http enricher', () => {
   });
 
   it('never replaces a name someone gave', async () => {
-    const { deps } = await provider(() => found);
+    const { jobs } = await provider(() => found);
     const { personId, formSubmissionId } = await submitForEnrichment(alice, t.clock, 'kim@named-corp.example');
     await alice.scope.updateTable('persons').set({ name: 'Kim Given' }).where('id', '=', personId).execute();
-    await drainEnrichment(deps);
+    await jobs.drain();
     const [event] = await enrichmentEvents(t.database, formSubmissionId);
     expect(event!.data).toMatchObject({
       person: { name: 'Kim Given' },
@@ -94,42 +92,42 @@ describe('the http enricher', () => {
   });
 
   it('a 500 then a success: retried after the schedule’s first delay, one event', async () => {
-    const { receiver, deps } = await provider((_req, i) => (i === 0 ? { status: 500 } : found));
+    const { receiver, jobs } = await provider((_req, i) => (i === 0 ? { status: 500 } : found));
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'ann@retry-corp.example');
-    expect(await drainEnrichment(deps)).toEqual([{ formSubmissionId, result: 'retry' }]);
+    expect(await jobs.drain()).toEqual([{ key: formSubmissionId, outcome: 'retried' }]);
     const job = await jobOf(t.database, formSubmissionId);
     expect(job).toMatchObject({ status: 'queued', attempts: 1, last_error: 'HTTP 500' });
-    expect(Date.parse(job.available_at) - t.clock.now().getTime()).toBe(ENRICHMENT_RETRY_DELAYS_MS[0]);
+    expect(Date.parse(job.available_at) - t.clock.now().getTime()).toBe(retryDelayMs(1));
 
-    t.clock.advance(ENRICHMENT_RETRY_DELAYS_MS[0]!);
-    expect(await drainEnrichment(deps)).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    t.clock.advance(retryDelayMs(1));
+    expect(await jobs.drain()).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
     expect(receiver.requests).toHaveLength(2);
     expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(1);
     expect(await jobOf(t.database, formSubmissionId)).toMatchObject({ status: 'enriched', attempts: 2 });
   });
 
   it('a 429 with Retry-After waits as long as the provider asks', async () => {
-    const { receiver, deps } = await provider((_req, i) => (i === 0 ? json(429, {}, { 'retry-after': '120' }) : found));
+    const { receiver, jobs } = await provider((_req, i) => (i === 0 ? json(429, {}, { 'retry-after': '120' }) : found));
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'bo@throttled-corp.example');
-    await drainEnrichment(deps);
+    await jobs.drain();
     const job = await jobOf(t.database, formSubmissionId);
     expect(Date.parse(job.available_at) - t.clock.now().getTime()).toBe(120_000);
 
     t.clock.advance(119_000);
-    expect(await processNextEnrichment(deps)).toBeNull();
+    expect(await jobs.runDue(1)).toEqual([]);
     t.clock.advance(1_000);
-    expect(await drainEnrichment(deps)).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    expect(await jobs.drain()).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
     expect(receiver.requests).toHaveLength(2);
   });
 
   it('a provider that never answers: retried, then failed provider_unavailable with the attempt count', async () => {
-    const { receiver, deps } = await provider(() => 'hang', { timeoutMs: 150 });
-    const limited = { ...deps, maxAttempts: 2 };
+    const { receiver, limitedTo } = await provider(() => 'hang', { timeoutMs: 150 });
+    const limited = limitedTo(2);
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'cy@slow-provider.example');
-    expect(await drainEnrichment(limited)).toEqual([{ formSubmissionId, result: 'retry' }]);
+    expect(await limited.drain()).toEqual([{ key: formSubmissionId, outcome: 'retried' }]);
     expect((await jobOf(t.database, formSubmissionId)).last_error).toBe('timeout');
-    t.clock.advance(ENRICHMENT_RETRY_DELAYS_MS[0]!);
-    expect(await drainEnrichment(limited)).toEqual([{ formSubmissionId, result: 'failed' }]);
+    t.clock.advance(retryDelayMs(1));
+    expect(await limited.drain()).toEqual([{ key: formSubmissionId, outcome: 'failed' }]);
     expect(receiver.requests).toHaveLength(2);
     expect(await failureOf(formSubmissionId)).toEqual({
       reason: 'provider_unavailable',
@@ -139,9 +137,9 @@ describe('the http enricher', () => {
   });
 
   it('a 4xx fails at once with provider_rejected', async () => {
-    const { receiver, deps } = await provider(() => json(422, { error: 'unknown email' }));
+    const { receiver, jobs } = await provider(() => json(422, { error: 'unknown email' }));
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'di@rejected-corp.example');
-    await drainEnrichment(deps);
+    await jobs.drain();
     expect(receiver.requests).toHaveLength(1);
     expect(await failureOf(formSubmissionId)).toEqual({ reason: 'provider_rejected', attempts: 1, provider: 'http' });
   });
@@ -155,9 +153,9 @@ describe('the http enricher', () => {
     ['JSON of another shape', () => json(200, { person: { name: 42 } })],
     ['a redirect', () => ({ status: 302, headers: { location: 'http://127.0.0.1/' } })],
   ])('%s fails at once with provider_unavailable', async (_name, respond) => {
-    const { receiver, deps } = await provider(respond as Respond);
+    const { receiver, jobs } = await provider(respond as Respond);
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, `ed${Math.random()}@unusable.example`);
-    await drainEnrichment(deps);
+    await jobs.drain();
     expect(receiver.requests).toHaveLength(1);
     expect(await failureOf(formSubmissionId)).toEqual({
       reason: 'provider_unavailable',
@@ -170,9 +168,9 @@ describe('the http enricher', () => {
     // The canary is a loopback address the test policy keeps blocked; the service's own policy
     // (WEBHOOK_ALLOW_PRIVATE_NETWORKS unset) refuses every loopback address.
     for (const policy of [testPolicy, isGlobalUnicast]) {
-      const { receiver, deps } = await provider(() => found, { host: CANARY, policy });
+      const { receiver, jobs } = await provider(() => found, { host: CANARY, policy });
       const { formSubmissionId } = await submitForEnrichment(alice, t.clock, `fay${Math.random()}@private.example`);
-      await drainEnrichment(deps);
+      await jobs.drain();
       expect(receiver.requests).toHaveLength(0);
       expect(await failureOf(formSubmissionId)).toEqual({
         reason: 'provider_unavailable',
@@ -184,9 +182,9 @@ describe('the http enricher', () => {
   });
 
   it('free-mail addresses never reach the provider', async () => {
-    const { receiver, deps } = await provider(() => found);
+    const { receiver, jobs } = await provider(() => found);
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'gil@gmail.com');
-    await drainEnrichment(deps);
+    await jobs.drain();
     expect(receiver.requests).toHaveLength(0);
     expect(await failureOf(formSubmissionId)).toEqual({ reason: 'free_mail_domain', attempts: 1, provider: 'domain' });
   });

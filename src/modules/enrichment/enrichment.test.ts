@@ -1,27 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import {
-  drainEnrichment,
-  enrichmentDeps,
-  enrichmentEvents,
-  jobOf,
-  submitForEnrichment,
-} from '../../../test/factories/enrichment.js';
+import { enrichmentEvents, enrichmentRunner, jobOf, submitForEnrichment } from '../../../test/factories/enrichment.js';
 import { makePerson } from '../../../test/factories/persons.js';
 import { pino } from 'pino';
 import { ENGINE, testConfig, useTestApp } from '../../../test/harness.js';
-import { TenantScope } from '../../db/tenant-scope.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
 import { newId } from '../../lib/ids.js';
 import { ensureAccount } from '../accounts/index.js';
 import { patchPerson } from '../persons/index.js';
 import { companyDomainOfEmail, type Enricher } from './enrichment.enricher.js';
-import { claimJob, completeJob, enqueueEnrichment } from './enrichment.jobs.js';
+import { fail } from '../../workers/leased-jobs.js';
+import { enqueueEnrichment } from './enrichment.jobs.js';
 import { enrichmentModule } from './enrichment.module.js';
-import { processNextEnrichment } from './enrichment.worker.js';
 import { ENRICHMENT_CHANNEL } from './index.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
-const deps = (overrides: Parameters<typeof enrichmentDeps>[2] = {}) => enrichmentDeps(t.database, t.clock, overrides);
+const jobs = (overrides: Parameters<typeof enrichmentRunner>[2] = {}) =>
+  enrichmentRunner(t.database, t.clock, overrides);
 const accountOf = (tenantScope: TenantScope, domain: string) =>
   tenantScope.selectFrom('accounts').selectAll().where('domain', '=', domain).executeTakeFirst();
 const personRow = (id: string) =>
@@ -54,8 +49,12 @@ describe('enqueueEnrichment', () => {
       pageId: newId('page'),
       audienceId: newId('audience'),
     };
+    t.notified.length = 0;
     await alice.scope.transaction((tx) => enqueueEnrichment(tx, request, t.clock));
+    // The commit woke the worker; the second call queued nothing and wakes nobody.
+    expect(t.notified).toEqual([ENRICHMENT_CHANNEL]);
     await alice.scope.transaction((tx) => enqueueEnrichment(tx, { ...request, email: 'other@x.example' }, t.clock));
+    expect(t.notified).toEqual([ENRICHMENT_CHANNEL]);
     const rows = await alice.scope
       .selectFrom('enrichment_jobs')
       .selectAll()
@@ -69,12 +68,13 @@ describe('enqueueEnrichment', () => {
       company: 'Once Corp',
     });
     // Drain it so later tests count only their own jobs.
-    await drainEnrichment(deps());
+    await jobs().drain();
   });
 
-  it('writes nothing when the caller’s transaction rolls back', async () => {
+  it('writes nothing, and wakes nobody, when the caller’s transaction rolls back', async () => {
     const personId = await makePerson(alice.scope, t.clock);
     const formSubmissionId = newId('page').replace('page_', 'formsub_');
+    t.notified.length = 0;
     await expect(
       alice.scope.transaction(async (tx) => {
         await enqueueEnrichment(
@@ -92,6 +92,7 @@ describe('enqueueEnrichment', () => {
         .where('form_submission_id', '=', formSubmissionId)
         .execute(),
     ).toEqual([]);
+    expect(t.notified).not.toContain(ENRICHMENT_CHANNEL);
   });
 });
 
@@ -100,7 +101,7 @@ describe('the domain enricher', () => {
     const { personId, formSubmissionId } = await submitForEnrichment(alice, t.clock, 'jane@acme-widgets.example');
     const submittedAt = t.clock.now().toISOString();
     t.clock.advance(1_000);
-    expect(await drainEnrichment(deps())).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    expect(await jobs().drain()).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
 
     const account = await accountOf(alice.scope, 'acme-widgets.example');
     expect(account).toMatchObject({ name: null, latest_activity_at: submittedAt });
@@ -133,7 +134,7 @@ describe('the domain enricher', () => {
     await alice.scope.transaction((tx) => ensureAccount(tx, t.clock, 'kept.example', 'Kept Inc.'));
     const { personId, formSubmissionId } = await submitForEnrichment(alice, t.clock, 'joe@kept.example');
     await patchPerson(alice.scope, t.clock, personId, { domain: 'tenant-chose.example', name: 'Joe Tenant' });
-    await drainEnrichment(deps());
+    await jobs().drain();
 
     expect(await personRow(personId)).toMatchObject({ domain: 'tenant-chose.example', name: 'Joe Tenant' });
     expect(await accountOf(alice.scope, 'kept.example')).toMatchObject({ name: 'Kept Inc.' });
@@ -155,7 +156,7 @@ describe('the domain enricher', () => {
       personEmail: `p-${reason}@${reason.replace(/_/g, '-')}.example`,
     });
     const before = await personRow(personId);
-    await drainEnrichment(deps());
+    await jobs().drain();
 
     const events = await enrichmentEvents(t.database, formSubmissionId);
     expect(events).toEqual([
@@ -194,33 +195,19 @@ describe('exactly one terminal event per job', () => {
   it('a worker that died mid-job: the job waits for its lease, then runs again, one event', async () => {
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'crash@crash-corp.example');
     // A worker claims the job and dies before finishing (kill -9 between the two transactions).
-    const claim = await t.database.kysely
-      .transaction()
-      .execute((trx) =>
-        claimJob(new TenantScope(trx, t.database.engine, alice.tenantId, true), t.clock, formSubmissionId, 30_000),
-      );
-    expect(claim).not.toBeNull();
+    const [claimed] = await jobs().claim(1);
+    expect(claimed).toMatchObject({ form_submission_id: formSubmissionId, status: 'processing', attempts: 1 });
 
-    expect(await processNextEnrichment(deps())).toBeNull(); // still leased
+    expect(await jobs().runDue(1)).toEqual([]); // still leased
     t.clock.advance(30_001);
-    expect(await drainEnrichment(deps())).toEqual([{ formSubmissionId, result: 'enriched' }]);
+    expect(await jobs().drain()).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
 
-    // The dead worker's late completion cannot finish the job a second time.
-    const late = await t.database.kysely.transaction().execute((trx) =>
-      completeJob(
-        new TenantScope(trx, t.database.engine, alice.tenantId, true),
-        t.clock,
-        formSubmissionId,
-        claim!.token,
-        {
-          kind: 'failed',
-          provider: 'domain',
-          reason: 'provider_unavailable',
-          detail: 'late',
-        },
-      ),
+    // The dead worker's late result cannot finish the job a second time.
+    const late = await jobs().finish(
+      claimed!,
+      fail({ provider: 'domain', reason: 'provider_unavailable', detail: 'late' }),
     );
-    expect(late).toBe('stale');
+    expect(late).toEqual({ key: formSubmissionId, outcome: 'stale' });
     expect((await enrichmentEvents(t.database, formSubmissionId)).map((e) => e.type)).toEqual(['form.enriched']);
     expect(await jobOf(t.database, formSubmissionId)).toMatchObject({ status: 'enriched', attempts: 2 });
   });
@@ -228,32 +215,29 @@ describe('exactly one terminal event per job', () => {
   it('a slow worker whose lease was taken over finishes nothing, even while the new holder still works', async () => {
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'slow@slow-corp.example');
     const slow = gatedEnricher();
-    const first = processNextEnrichment(deps({ enricher: slow.enricher }));
+    const first = jobs({ enricher: slow.enricher }).runDue(1);
     while (slow.calls() === 0) await new Promise((r) => setTimeout(r, 5));
     t.clock.advance(30_001);
     const takeover = gatedEnricher();
-    const second = processNextEnrichment(deps({ enricher: takeover.enricher }));
+    const second = jobs({ enricher: takeover.enricher }).runDue(1);
     while (takeover.calls() === 0) await new Promise((r) => setTimeout(r, 5));
 
     slow.open();
-    expect(await first).toEqual({ formSubmissionId, result: 'stale' });
+    expect(await first).toEqual([{ key: formSubmissionId, outcome: 'stale' }]);
     expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(0);
     takeover.open();
-    expect(await second).toEqual({ formSubmissionId, result: 'enriched' });
+    expect(await second).toEqual([{ key: formSubmissionId, outcome: 'completed' }]);
     expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(1);
   });
 
   it('a job whose every run was lost fails once with enrichment_interrupted', async () => {
     const { formSubmissionId } = await submitForEnrichment(alice, t.clock, 'lost@lost-corp.example');
+    const losing = jobs({ settings: { leaseMs: 1_000, maxAttempts: 2 } });
     for (let i = 0; i < 2; i++) {
-      await t.database.kysely
-        .transaction()
-        .execute((trx) =>
-          claimJob(new TenantScope(trx, t.database.engine, alice.tenantId, true), t.clock, formSubmissionId, 1_000, 2),
-        );
+      expect(await losing.claim(1)).toHaveLength(1);
       t.clock.advance(1_001);
     }
-    await drainEnrichment(deps({ maxAttempts: 2 }));
+    expect(await losing.drain()).toEqual([{ key: formSubmissionId, outcome: 'given up' }]);
     const events = await enrichmentEvents(t.database, formSubmissionId);
     expect(events).toEqual([
       {
@@ -270,10 +254,8 @@ describe('exactly one terminal event per job', () => {
     for (let i = 0; i < 30; i++) {
       submissions.push(await submitForEnrichment(i % 2 ? alice : bob, t.clock, `racer${i}@race${i % 5}.example`));
     }
-    const steps = (
-      await Promise.all([drainEnrichment(deps()), drainEnrichment(deps()), drainEnrichment(deps())])
-    ).flat();
-    expect(steps.filter((s) => s!.result === 'enriched')).toHaveLength(30);
+    const steps = (await Promise.all([jobs().drain(), jobs().drain(), jobs().drain()])).flat();
+    expect(steps.filter((s) => s.outcome === 'completed')).toHaveLength(30);
     for (const { formSubmissionId } of submissions) {
       expect(await enrichmentEvents(t.database, formSubmissionId)).toHaveLength(1);
     }
@@ -294,7 +276,6 @@ describe('the worker', () => {
       config: testConfig(t.database.env),
       clock: t.clock,
       logger: pino({ level: 'silent' }),
-      notify: () => {},
     });
     expect(worker!.channels).toEqual([ENRICHMENT_CHANNEL]);
     worker!.start();

@@ -9,7 +9,7 @@ import { IMAGE_TYPES, MAX_FILE_BYTES, PREVIEW_TYPE } from './files.images.js';
 import { FILES_TAG } from './files.routes.js';
 import { fileRuntime } from './files.runtime.js';
 import { FileParams } from './files.schemas.js';
-import { admitUploadAttempt, FILES_CHANNEL, fileForSignedUrl, receiveUpload, type FileRow } from './files.service.js';
+import { admitUploadAttempt, fileForSignedUrl, receiveUpload, type FileRow } from './files.service.js';
 import type { UrlPurpose } from './files.signing.js';
 
 /**
@@ -45,7 +45,7 @@ const BINARY_SCHEMA = { type: 'string', format: 'binary', description: 'The byte
  * keep a browser from running or sniffing anything (docs/api.md, Files).
  */
 export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, notify } = app.ctx;
+  const { database, clock } = app.ctx;
   const runtime = await fileRuntime(app.ctx);
 
   app.decorateRequest('signedFile', null as never);
@@ -91,7 +91,7 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
         verify('upload'),
         async (request) => {
           const file = request.signedFile;
-          await admitUploadAttempt(new TenantScope(database.kysely, database.engine, file.tenant_id), clock, file);
+          await admitUploadAttempt(TenantScope.of(database, file.tenant_id), clock, file);
         },
       ],
       errorHandler: uploadErrors,
@@ -100,10 +100,8 @@ export const filesPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const body = request.body === undefined || request.body === null ? Buffer.alloc(0) : request.body;
       if (!Buffer.isBuffer(body)) throw wrongMediaType();
       const file = request.signedFile;
-      const scope = new TenantScope(database.kysely, database.engine, file.tenant_id);
-      const uploaded = await receiveUpload(scope, runtime.store, clock, file, body);
-      notify(FILES_CHANNEL);
-      return uploaded;
+      const scope = TenantScope.of(database, file.tenant_id);
+      return receiveUpload(scope, runtime.store, clock, file, body);
     },
   );
 

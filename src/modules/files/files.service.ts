@@ -89,6 +89,7 @@ export async function createUpload(
  * Step 2: the bytes of a pending file. They are checked completely (size as declared, a whole
  * image of the declared type) before anything is stored; a refused upload leaves no bytes and no
  * completed row, and may be retried on the same URL until it expires. An upload URL works once.
+ * A completed upload wakes the preview worker.
  */
 export async function receiveUpload(
   scope: TenantScope,
@@ -127,6 +128,7 @@ export async function receiveUpload(
   }
   // A concurrent upload to the same URL completed the file first: its bytes stay, ours are gone.
   if (!completed) throw alreadyCompleted();
+  scope.afterCommit(FILES_CHANNEL);
   return {
     fileId: file.id,
     contentType: image.contentType,

@@ -335,7 +335,7 @@ describe('audience-pages file upload (operator CLI)', () => {
   const upload = fileCommands.find((c) => c.path.join(' ') === 'file upload')!;
   const run = (file: string, tenantId: string) =>
     upload.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock },
+      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
       { values: { tenant: tenantId }, positionals: [file] },
     );
 

@@ -1,16 +1,13 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { appendEvent, EVENTS_CHANNEL } from '../../outbox/events.js';
+import { appendEvent } from '../../outbox/events.js';
 import { markFormSubmitted } from '../audience-sessions/index.js';
-import { ENRICHMENT_CHANNEL, enqueueEnrichment } from '../enrichment/index.js';
+import { enqueueEnrichment } from '../enrichment/index.js';
 import { writePersonLog } from '../person-logs/index.js';
 import { getPerson } from '../persons/index.js';
 import * as q from './form-submissions.queries.js';
 import { contentHash, type FormValues } from './form-submissions.rules.js';
-
-/** The worker channels to wake once a new submission has committed: its events and its enrichment. */
-export const SUBMISSION_CHANNELS = [EVENTS_CHANNEL, ENRICHMENT_CHANNEL] as const;
 
 /** Where a submission was made: resolved by the page runtime from the page's URL and version. */
 interface SubmissionTarget {

@@ -12,4 +12,4 @@ export {
   type FormField,
   type FormValues,
 } from './form-submissions.rules.js';
-export { submitForm, SUBMISSION_CHANNELS } from './form-submissions.service.js';
+export { submitForm } from './form-submissions.service.js';

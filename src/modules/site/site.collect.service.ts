@@ -107,7 +107,7 @@ export class CollectService {
   }
 
   #scope(tenantId: string) {
-    return new TenantScope(this.database.kysely, this.database.engine, tenantId);
+    return TenantScope.of(this.database, tenantId);
   }
 }
 

@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
-import { FORM_LIMITS, SUBMISSION_CHANNELS } from '../form-submissions/index.js';
+import { FORM_LIMITS } from '../form-submissions/index.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { FormService } from './site.forms.service.js';
 import { htmlHeaders } from './site.headers.js';
@@ -85,7 +85,7 @@ function noPage(request: FastifyRequest, reply: FastifyReply, json: boolean, sta
  * page again with the errors), JSON from the page script (201/200 JSON, or problem+json).
  */
 export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, tokens, origin }) => {
-  const { database, clock, config, notify } = app.ctx;
+  const { database, clock, config } = app.ctx;
   const forms = new FormService(database, clock, pages, tokens, {
     minFillMs: config.formMinFillMs,
     dedupeWindowMs: config.formDedupeWindowSeconds * 1000,
@@ -141,7 +141,6 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
         const { html, csp } = forms.pageAgain(outcome.page, outcome.form, pageOrigin);
         return htmlHeaders(reply.code(outcome.error.status), csp).send(html);
       }
-      if (outcome.created) for (const channel of SUBMISSION_CHANNELS) notify(channel);
       if (!json) return thankYou(reply, path, outcome.actionId);
       const { formSubmissionId, created } = outcome;
       return reply.code(created ? 201 : 200).send({ formSubmissionId, status: 'sent', replayed: !created });

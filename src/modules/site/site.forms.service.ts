@@ -94,7 +94,7 @@ export class FormService {
         ? { sessionId: ref.sessionId }
         : null;
 
-    const scope = new TenantScope(this.database.kysely, this.database.engine, page.tenantId);
+    const scope = TenantScope.of(this.database, page.tenantId);
     try {
       const result = await submitForm(scope, this.clock, {
         target: {

@@ -91,6 +91,6 @@ export class PageService {
   }
 
   #scope(tenantId: string) {
-    return new TenantScope(this.database.kysely, this.database.engine, tenantId);
+    return TenantScope.of(this.database, tenantId);
   }
 }

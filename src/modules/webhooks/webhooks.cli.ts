@@ -1,10 +1,11 @@
 import { pino } from 'pino';
-import { pruneWebhookHistory } from '../../outbox/retention.js';
-import { secretBoxFor } from '../../outbox/secret-box.js';
+import { pruneWebhookHistory } from './webhooks.retention.js';
+import { secretBoxFor } from './webhooks.secret-box.js';
 import { optionalText, positional } from '../../cli/args.js';
 import type { CliCommand } from '../../cli/command.js';
 import { createDeliveryEngine } from './webhooks.delivery.js';
 import * as webhooks from './webhooks.operator.js';
+import { DEFAULT_ROTATION_GRACE_HOURS, MAX_ROTATION_GRACE_HOURS } from './webhooks.schemas.js';
 
 export const webhookCommands: CliCommand[] = [
   {
@@ -67,17 +68,17 @@ export const webhookCommands: CliCommand[] = [
     positionals: 'SUBSCRIPTION_ID',
     options: { 'grace-hours': { type: 'string' } },
     run: async (ctx, { values, positionals }) => {
-      const hours =
-        optionalText(values, 'grace-hours') === undefined
-          ? webhooks.DEFAULT_ROTATION_GRACE_MS / 3_600_000
-          : Number(optionalText(values, 'grace-hours'));
-      if (!Number.isFinite(hours) || hours < 0 || hours > 24 * 30) throw new Error('--grace-hours must be 0..720');
+      const given = optionalText(values, 'grace-hours');
+      const hours = given === undefined ? DEFAULT_ROTATION_GRACE_HOURS : Number(given);
+      if (!Number.isFinite(hours) || hours < 0 || hours > MAX_ROTATION_GRACE_HOURS) {
+        throw new Error(`--grace-hours must be 0..${MAX_ROTATION_GRACE_HOURS}`);
+      }
       return webhooks.rotateSecret(
         ctx.database,
         ctx.clock,
         secretBoxFor(ctx.config),
         positional(positionals, 'SUBSCRIPTION_ID'),
-        hours * 3_600_000,
+        hours,
       );
     },
   },

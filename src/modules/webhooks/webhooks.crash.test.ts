@@ -65,7 +65,7 @@ async function until(condition: () => Promise<boolean> | boolean, what: string, 
 it('delivers everything after kill -9 of the service with deliveries pending and in flight', async () => {
   const clock = new TestClock(Date.now());
   const tenant = await createTenant(database.kysely, systemClock, { name: 'Crash' });
-  const scope = new TenantScope(database.kysely, database.engine, tenant.tenantId);
+  const scope = TenantScope.of(database, tenant.tenantId);
   await createSubscription(
     scope,
     clock,

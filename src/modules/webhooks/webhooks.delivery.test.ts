@@ -14,11 +14,11 @@ import {
   testSecretBox,
 } from '../../../test/factories/webhooks.js';
 import { appendEvent } from '../../outbox/events.js';
-import { SecretBox } from '../../outbox/secret-box.js';
+import { SecretBox } from './webhooks.secret-box.js';
 import { createDeliveryEngine } from './webhooks.delivery.js';
 import * as webhooks from './webhooks.operator.js';
-import { pruneWebhookHistory } from '../../outbox/retention.js';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../outbox/retry.js';
+import { pruneWebhookHistory } from './webhooks.retention.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './webhooks.retry.js';
 
 const open: { close(): unknown }[] = [];
 const track = <T extends { close(): unknown }>(x: T) => {
@@ -87,7 +87,7 @@ describe('signed delivery', () => {
   it('signs with both secrets during a rotation grace period, then only the new one', async () => {
     const { tenant, receiver, engine } = await setup();
     const sub = await subscribe(tenant.scope, t.clock, receiver.url);
-    const rotated = await webhooks.rotateSecret(t.database, t.clock, testSecretBox, sub.subscriptionId, 24 * 3_600_000);
+    const rotated = await webhooks.rotateSecret(t.database, t.clock, testSecretBox, sub.subscriptionId, 24);
     expect(rotated.signingSecret).not.toBe(sub.signingSecret);
 
     await emit(tenant.scope, t.clock);

@@ -2,17 +2,23 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/connect.js';
+import { sharedAcrossProcesses } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
+import { HOUR_MS, SECOND_MS, type Clock } from '../../lib/clock.js';
 import { addressPolicy, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
 import { dnsResolver } from '../../net/dns-resolver.js';
 import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
-import { DeliveryEngine } from '../../outbox/delivery-worker.js';
-import { pruneWebhookHistory } from '../../outbox/retention.js';
-import { secretBoxFor, type SecretBox } from '../../outbox/secret-box.js';
+import { DeliveryEngine } from './webhooks.delivery-engine.js';
+import { pruneWebhookHistory } from './webhooks.retention.js';
+import { secretBoxFor, type SecretBox } from './webhooks.secret-box.js';
 import { pollingWorker } from '../../workers/polling-worker.js';
 import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import * as q from './webhooks.queries.js';
+
+/** What a delivery's lease adds to two attempt timeouts: the claim and the recording around them. */
+const LEASE_SLACK_MS = SECOND_MS;
+/** How often old attempts, deliveries and events are pruned. */
+const RETENTION_INTERVAL_MS = HOUR_MS;
 
 /**
  * A claimed delivery is held for two timeouts and a second before another worker may retry it.
@@ -20,7 +26,7 @@ import * as q from './webhooks.queries.js';
  * timeout: a slow answer is recorded long before anyone else may send the delivery again.
  */
 function leaseFor(timeoutMs: number): number {
-  return 2 * timeoutMs + 1_000;
+  return 2 * timeoutMs + LEASE_SLACK_MS;
 }
 
 /**
@@ -84,7 +90,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
 
 /** Delivery (woken by every commit that queued deliveries) and the pruning of old history. */
 export function webhookWorkers(ctx: WorkerContext): BackgroundWorker[] {
-  if (ctx.database.engine === 'postgres' && ctx.config.secretKeys.length === 0) {
+  if (sharedAcrossProcesses(ctx.database.engine) && ctx.config.secretKeys.length === 0) {
     ctx.logger.warn(
       'SECRET_KEY is not set: webhook secrets are sealed with a key generated into DATA_DIR; every process must share it (docs/api.md, Secrets at rest)',
     );
@@ -93,7 +99,7 @@ export function webhookWorkers(ctx: WorkerContext): BackgroundWorker[] {
   const delivery = engine.worker();
   const retention = pollingWorker({
     name: 'webhook-retention',
-    intervalMs: 60 * 60 * 1000,
+    intervalMs: RETENTION_INTERVAL_MS,
     logger: ctx.logger,
     tick: async () => {
       const pruned = await pruneWebhookHistory(ctx.database.kysely, ctx.clock, ctx.config.webhookRetentionDays);

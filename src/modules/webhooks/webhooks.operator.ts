@@ -4,7 +4,7 @@ import type { DB, WebhookDeliveryStatus } from '../../db/schema.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { isoNow, parseInstant, type Clock } from '../../lib/clock.js';
-import type { SecretBox } from '../../outbox/secret-box.js';
+import type { SecretBox } from './webhooks.secret-box.js';
 import * as q from './webhooks.queries.js';
 import * as service from './webhooks.service.js';
 import { toDelivery, toSubscription } from './webhooks.service.js';
@@ -34,7 +34,7 @@ export async function listSubscriptions(db: Kysely<DB>, filter: { tenantId?: str
 async function scopeOfSubscription(database: Database, id: string): Promise<TenantScope> {
   const tenantId = await q.tenantOfSubscription(database.kysely, id);
   if (tenantId === undefined) throw notFound('webhook subscription', id);
-  return new TenantScope(database.kysely, database.engine, tenantId);
+  return TenantScope.of(database, tenantId);
 }
 
 export async function listDeliveries(
@@ -76,15 +76,13 @@ export async function reactivate(database: Database, clock: Clock, id: string) {
   return toOperatorSubscription(await service.switchSubscription(scope, clock, id, true, 'operator'));
 }
 
-export const DEFAULT_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
 /**
  * Issues a new secret (the tenant's rotate_secret): until the grace period ends, deliveries carry
  * a signature by the new and one by the old secret (space-separated).
  */
-export async function rotateSecret(database: Database, clock: Clock, box: SecretBox, id: string, graceMs: number) {
+export async function rotateSecret(database: Database, clock: Clock, box: SecretBox, id: string, graceHours: number) {
   const scope = await scopeOfSubscription(database, id);
-  const { body } = await service.rotateSecret(scope, clock, box, id, { gracePeriodHours: graceMs / 3_600_000 });
+  const { body } = await service.rotateSecret(scope, clock, box, id, { gracePeriodHours: graceHours });
   return { ...body, tenantId: scope.tenantId };
 }
 

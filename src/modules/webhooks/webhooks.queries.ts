@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Updateable } from 'kysely';
 import { keysetAfter } from '../../db/keyset.js';
-import type { DB, WebhookDeliveryStatus, WebhookSubscriptionsTable } from '../../db/schema.js';
+import type { DB, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhookSubscriptionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
 
@@ -47,6 +47,27 @@ export async function insertSubscription(
   values: Omit<Insertable<WebhookSubscriptionsTable>, 'tenant_id'>,
 ): Promise<void> {
   await scope.insertInto('webhook_subscriptions', values).execute();
+}
+
+/** The event types each active subscription of the tenant asked for (what an event fans out to). */
+export async function activeSubscriptionEvents(scope: TenantScope) {
+  return scope
+    .selectFrom('webhook_subscriptions')
+    .select(['webhook_subscriptions.id', 'webhook_subscriptions.events'])
+    .where('webhook_subscriptions.active', '=', true)
+    .execute();
+}
+
+/** Rows per statement when inserting many deliveries at once. */
+const INSERT_CHUNK = 500;
+
+export async function insertDeliveries(
+  scope: TenantScope,
+  rows: readonly Omit<Insertable<WebhookDeliveriesTable>, 'tenant_id'>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await scope.insertInto('webhook_deliveries', rows.slice(i, i + INSERT_CHUNK)).execute();
+  }
 }
 
 export async function countSubscriptions(scope: TenantScope): Promise<number> {

@@ -3,8 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
 import { sendIdempotent } from '../../idempotency/idempotency.js';
 import { addressPolicy, portRule } from '../../net/address-policy.js';
-import { EVENTS_CHANNEL } from '../../outbox/events.js';
-import { secretBoxFor } from '../../outbox/secret-box.js';
+import { secretBoxFor } from './webhooks.secret-box.js';
 import {
   WEBHOOKS_EXTENSION_TAG,
   WebhookDeliveryList,
@@ -24,7 +23,7 @@ import * as webhooks from './webhooks.service.js';
 const EXTENSION = 'Extension of the interface (docs/api.md, Webhooks). ';
 
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { clock, config, pager, notify } = app.ctx;
+  const { clock, config, pager } = app.ctx;
   const policy = addressPolicy(config.webhookAllowPrivateNetworks);
   const secretBox = () => secretBoxFor(config);
   const ports = portRule(config.webhookAllowedPorts);
@@ -203,15 +202,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: Type.Ref('WebhookDelivery'), 409: { $ref: 'Problem' }, ...standardErrorResponses },
       },
     },
-    async (request, reply) => {
-      const result = await webhooks.replayDelivery(
-        request.scope,
-        clock,
-        request.params.webhook_delivery_id,
-        request.body,
-      );
-      if (!result.replayed) notify(EVENTS_CHANNEL);
-      return sendIdempotent(reply, result);
-    },
+    async (request, reply) =>
+      sendIdempotent(
+        reply,
+        await webhooks.replayDelivery(request.scope, clock, request.params.webhook_delivery_id, request.body),
+      ),
   );
 };

@@ -17,7 +17,7 @@ export const WEBHOOKS_EXTENSION_TAG = 'Webhooks (extension)';
 
 /** How long the previous secret keeps signing after a rotation, unless the request says otherwise. */
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
-const MAX_ROTATION_GRACE_HOURS = 24 * 30;
+export const MAX_ROTATION_GRACE_HOURS = 24 * 30;
 
 const EventName = StringEnum(EVENT_TYPES, { description: EVENT_TYPES.join(', ') });
 

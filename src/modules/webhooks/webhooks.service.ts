@@ -3,11 +3,12 @@ import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound, validationFailed } from '../../http/errors.js';
 import type { KeysetWindow } from '../../http/pagination.js';
 import { withIdempotency, type StoredResponse } from '../../idempotency/idempotency.js';
-import { isoNow, type Clock } from '../../lib/clock.js';
+import { HOUR_MS, isoNow, type Clock } from '../../lib/clock.js';
+import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import { newId } from '../../lib/ids.js';
 import { webhookUrlProblem, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
-import type { SecretBox } from '../../outbox/secret-box.js';
-import { newSigningSecret } from '../../outbox/signing.js';
+import type { SecretBox } from './webhooks.secret-box.js';
+import { newSigningSecret } from './webhooks.signing.js';
 import { deactivateSubscription } from './webhooks.delivery.js';
 import * as q from './webhooks.queries.js';
 import {
@@ -270,7 +271,7 @@ export async function rotateSecret(
       await tx.lock(`webhook_secret:${id}`);
       const row = await requireSubscription(tx, id);
       const now = clock.now();
-      const expires = graceHours > 0 ? new Date(now.getTime() + graceHours * 3_600_000).toISOString() : null;
+      const expires = graceHours > 0 ? new Date(now.getTime() + graceHours * HOUR_MS).toISOString() : null;
       const secret = box.seal(newSigningSecret(), id);
       await q.updateSubscription(tx, id, {
         secret,
@@ -335,6 +336,7 @@ export async function replayDelivery(
       }
       // Guarded by status: of two concurrent replays, one restarts the delivery, the other is told.
       if (!(await q.restartDelivery(tx, id, isoNow(clock)))) throw pending();
+      tx.afterCommit(EVENTS_CHANNEL);
       return { status: 202, body: toDelivery((await q.findDelivery(tx, id))!) };
     },
   );

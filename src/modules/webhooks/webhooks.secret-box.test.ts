@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError, parseConfig } from '../config.js';
-import { GENERATED_KEY_FILE, SecretBox, secretBoxFor } from './secret-box.js';
+import { ConfigError, parseConfig } from '../../config.js';
+import { GENERATED_KEY_FILE, SecretBox, secretBoxFor } from './webhooks.secret-box.js';
 
 const keyA = Buffer.alloc(32, 1);
 const keyB = Buffer.alloc(32, 2);
@@ -112,7 +112,7 @@ describe('the generated key file (development, no SECRET_KEY)', () => {
       const start = Date.now() + 1_500;
       // Each child waits for the same instant, then loads the key and prints it.
       const script = `
-        const { generatedKey } = await import(${JSON.stringify(path.resolve('src/outbox/secret-box.ts'))});
+        const { generatedKey } = await import(${JSON.stringify(path.resolve('src/modules/webhooks/webhooks.secret-box.ts'))});
         while (Date.now() < ${start}) {}
         process.stdout.write(generatedKey(${JSON.stringify(dir)}).toString('base64'));`;
       const children = [0, 1, 2, 3].map(() =>

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config.js';
-import { fsyncDirectory } from '../lib/fsync.js';
+import type { Config } from '../../config.js';
+import { fsyncDirectory } from '../../lib/fsync.js';
 
 /** The file that holds the generated key when SECRET_KEY is not set (development). */
 export const GENERATED_KEY_FILE = 'webhook-secret.key';
@@ -100,7 +100,7 @@ export function secretBoxFor(config: Config): SecretBox {
  * and the directory is fsynced so the name survives a power loss. The file therefore never exists
  * empty or half written, whatever moment the process is killed at.
  *
- * @public Exported for secret-box.test.ts, whose child processes import it by path (knip cannot see that).
+ * @public Exported for webhooks.secret-box.test.ts, whose child processes import it by path (knip cannot see that).
  */
 export function generatedKey(dataDir: string): Buffer {
   const file = path.join(dataDir, GENERATED_KEY_FILE);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, type AttemptOutcome } from '../net/http-client.js';
-import { MAX_ATTEMPTS, deliveryRetryDelayMs } from './retry.js';
+import { parseRetryAfter, type AttemptOutcome } from '../../net/http-client.js';
+import { MAX_ATTEMPTS, deliveryRetryDelayMs } from './webhooks.retry.js';
 
 const outcome = (partial: Partial<AttemptOutcome>): AttemptOutcome => ({
   statusCode: 500,

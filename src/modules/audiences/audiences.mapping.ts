@@ -1,11 +1,9 @@
-import type { TenantScope } from '../../db/tenant-scope.js';
-import { conflict, notFound } from '../../http/errors.js';
-import { findPage, type Metadata } from '../pages/index.js';
+import type { Metadata } from '../pages/index.js';
 import type * as q from './audiences.queries.js';
 import type { Audience, AudienceVersion } from './audiences.schemas.js';
 import type { VersionStatus } from './audiences.version-lifecycle.js';
 
-/** Row → API shape mapping and the checks shared by the audience and version services. */
+/** Rows → the API's shapes, shared by the audience and version services and the events. */
 
 export function toVersion(row: q.VersionRow): AudienceVersion {
   return {
@@ -58,18 +56,4 @@ export function toAudience(
     effectiveMetadata: effectiveMetadata(pageMetadata, row.metadata_override) as Metadata,
     metadataOverride: (row.metadata_override ?? {}) as Metadata,
   };
-}
-
-export async function visiblePage(scope: TenantScope, pageId: string, options: { lock?: boolean } = {}) {
-  const page = await findPage(scope, pageId, options);
-  if (page === undefined) throw notFound('page', pageId);
-  return page;
-}
-
-export function pageArchived(pageId: string) {
-  return conflict('page_archived', `Page "${pageId}" is archived and cannot be changed.`);
-}
-
-export function audienceArchived(audienceId: string) {
-  return conflict('audience_archived', `Audience "${audienceId}" is archived; restore it first.`);
 }

@@ -1,8 +1,8 @@
 import type { Updateable } from 'kysely';
-import type { WebhookDeliveriesTable } from '../db/schema.js';
-import { newId } from '../lib/ids.js';
-import type { AttemptOutcome } from '../net/http-client.js';
-import { FAILING_DEACTIVATION_MS, deliveryRetryDelayMs, succeeded } from './retry.js';
+import type { WebhookDeliveriesTable } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+import type { AttemptOutcome } from '../../net/http-client.js';
+import { FAILING_DEACTIVATION_MS, deliveryRetryDelayMs, succeeded } from './webhooks.retry.js';
 
 /** A delivery as claimed from the queue. */
 export interface ClaimedDelivery {
