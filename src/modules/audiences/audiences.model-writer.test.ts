@@ -19,7 +19,7 @@ let fake: FakeOpenAI;
 let pageId: string;
 let audienceId: string;
 let actionIds: string[];
-const HOST = 'pages.alice.example';
+const HOST = 'pages.alice.localhost';
 
 const settings = (overrides: Partial<LlmSettings> = {}): LlmSettings => ({
   baseUrl: fake.baseUrl,
