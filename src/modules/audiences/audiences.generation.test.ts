@@ -134,6 +134,24 @@ describe('the generation worker', () => {
     expect(await versionRow(v.versionId)).toMatchObject({ status: 'draft', attempts: 2, queue_duration_ms: 0 });
   });
 
+  it("holds a version as long as the generator's longest run, plus slack (a model writer's calls)", async () => {
+    await drain();
+    const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
+    const v = await newVersion(pageId, audienceId);
+    const slow: VersionGenerator = {
+      name: 'slow',
+      maxRunMs: 120_000,
+      generate: (input) => builtinWriter.generate(input),
+    };
+    expect(await generation({ generator: slow }).claim(1)).toMatchObject([{ id: v.versionId }]);
+    const leaseEnds = new Date(t.clock.now().getTime() + 130_000).toISOString();
+    expect(await versionRow(v.versionId)).toMatchObject({ status: 'processing', available_at: leaseEnds });
+    t.clock.advance(LEASE_MS);
+    expect(await generation({ generator: slow }).runDue(1)).toEqual([]);
+    t.clock.advance(130_000 - LEASE_MS);
+    expect(await drain({ generator: slow })).toEqual([{ key: v.versionId, outcome: 'completed', completion: 'draft' }]);
+  });
+
   it('ignores the late result of a worker whose lease was taken over', async () => {
     await drain();
     const { pageId, audienceId } = await makeAudience(alice.scope, t.clock);
