@@ -18,6 +18,10 @@ export async function migrateToLatest(
     db: database.kysely,
     // Kysely looks for its bookkeeping tables in any schema unless told which.
     migrationTableSchema: await migrationTableSchema(database),
+    // Features are built on branches in parallel, each taking its own block of migration numbers,
+    // so a database may have run 0030 before 0018 reaches it. Every migration is independent of
+    // the ones numbered after it (each only adds), so running one that arrives late is safe.
+    allowUnorderedMigrations: true,
     provider: {
       getMigrations: async () =>
         Object.fromEntries(
