@@ -155,6 +155,8 @@ export interface AudiencesTable {
   is_new_page_agent: boolean;
   person_id: string | null;
   person_route_key: string | null;
+  /** The account the audience addresses when it addresses no person (0040); null otherwise. */
+  account_id: ColumnType<string | null, string | null | undefined, string | null>;
   action_form_id_override: string | null;
   action_form_instructions_override: string | null;
   action_url_override: string | null;

@@ -206,7 +206,55 @@ export interface paths {
         /** List the audiences of a page, newest first, with their latest and published versions */
         get: operations["audiences.list"];
         put?: never;
+        /**
+         * Create an audience: for a person, an account, or a named segment
+         * @description Extension of the interface (docs/api.md, Creating and changing audiences). Version 1 is made at once by the built-in writer and published; version 2 is queued for the configured generator. `idempotencyKey` works as on POST /v0/person_logs.
+         */
+        post: operations["audiences.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/pages/{page_id}/audiences/{audience_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an audience with its latest and published versions
+         * @description Extension of the interface (docs/api.md, Creating and changing audiences).
+         */
+        get: operations["audiences.get"];
+        put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an audience (its name at once, its content with its next version)
+         * @description Extension of the interface (docs/api.md, Creating and changing audiences).
+         */
+        patch: operations["audiences.patch"];
+        trace?: never;
+    };
+    "/v0/pages/{page_id}/audiences/{audience_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an audience: its links stop serving (a no-op for one already archived)
+         * @description Extension of the interface (docs/api.md, Creating and changing audiences); the pair of restore.
+         */
+        post: operations["audiences.archive"];
         delete?: never;
         options?: never;
         head?: never;
@@ -925,6 +973,8 @@ export interface components {
             isNewPageAgent: boolean;
             personId: string | null;
             personRouteKey: string | null;
+            /** @description Extension: the account the audience addresses when it addresses no person (POST …/audiences); null otherwise. */
+            accountId?: string | null;
             actionFormIdOverride: string | null;
             actionFormInstructionsOverride: string | null;
             actionUrlOverride: string | null;
@@ -2517,6 +2567,428 @@ export interface operations {
             };
             /** @description RFC 9457 problem details. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    personId?: string | null;
+                    accountId?: string | null;
+                    /** @description The last segment of the person’s own URL under a link of the page. Omitted or null: a random, unguessable key (22 characters, 128 bits) is generated. */
+                    personRouteKey?: string | null;
+                    customName?: string | null;
+                    supplementaryContext?: string | null;
+                    actionUrlOverride?: string | null;
+                    actionFormIdOverride?: string | null;
+                    actionFormInstructionsOverride?: string | null;
+                    metadataOverride?: {
+                        title?: string | null;
+                        description?: string | null;
+                        author?: string | null;
+                        canonicalUrl?: string | null;
+                        ogTitle?: string | null;
+                        ogDescription?: string | null;
+                        ogImageAlt?: string | null;
+                        ogSiteName?: string | null;
+                        ogUrl?: string | null;
+                        twitterTitle?: string | null;
+                        twitterDescription?: string | null;
+                        twitterImageAlt?: string | null;
+                        twitterSite?: string | null;
+                        twitterCreator?: string | null;
+                        themeColor?: string | null;
+                        keywords?: string[] | null;
+                        robots?: string[] | null;
+                    };
+                    isNewPageAgent?: boolean;
+                    idempotencyKey?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    customName?: string | null;
+                    supplementaryContext?: string | null;
+                    actionUrlOverride?: string | null;
+                    actionFormIdOverride?: string | null;
+                    actionFormInstructionsOverride?: string | null;
+                    metadataOverride?: {
+                        title?: string | null;
+                        description?: string | null;
+                        author?: string | null;
+                        canonicalUrl?: string | null;
+                        ogTitle?: string | null;
+                        ogDescription?: string | null;
+                        ogImageAlt?: string | null;
+                        ogSiteName?: string | null;
+                        ogUrl?: string | null;
+                        twitterTitle?: string | null;
+                        twitterDescription?: string | null;
+                        twitterImageAlt?: string | null;
+                        twitterSite?: string | null;
+                        twitterCreator?: string | null;
+                        themeColor?: string | null;
+                        keywords?: string[] | null;
+                        robots?: string[] | null;
+                    };
+                    isNewPageAgent?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty JSON object. */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
