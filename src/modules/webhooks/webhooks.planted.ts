@@ -1,0 +1,1 @@
+export const planted = (db: { selectFrom(t: string): unknown }) => db.selectFrom('webhook_deliveries');
