@@ -292,6 +292,7 @@ const TENANT_TABLES = [
   'assets',
   'topics',
   'topic_entries',
+  'agent_passages',
   'audiences',
   'audience_versions',
   'audience_sessions',

@@ -15,6 +15,7 @@ import {
   type WorkResult,
 } from '../../workers/leased-jobs.js';
 import { LlmError, type LlmUsage } from '../../llm/errors.js';
+import { indexVersionPage } from '../agent/index.js';
 import { findPage } from '../pages/index.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { emitVersionEvent } from './audiences.events.js';
@@ -218,6 +219,7 @@ async function completeVersion(
     },
     { leaseToken },
   );
+  await indexVersionPage(tx, job.id, artifact.content);
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
     if (older.id !== job.id) await q.applyTransition(tx, older, 'retire', nowIso);
   }
