@@ -302,6 +302,9 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'enrichment_jobs',
+  'console_users',
+  'console_sign_in_links',
+  'console_sessions',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;
