@@ -305,6 +305,7 @@ const TENANT_TABLES = [
   'console_users',
   'console_sign_in_links',
   'console_sessions',
+  'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

@@ -7,6 +7,7 @@ import { FakeOpenAI, type FakeAnswer } from '../../../test/fakes/openai-server.j
 import { useTestApp } from '../../../test/harness.js';
 import { LlmClient, type LlmSettings } from '../../llm/client.js';
 import { strictJsonSchema } from '../../llm/strict-schema.js';
+import { TokenBudget } from '../../llm/token-budget.js';
 import { findPage } from '../pages/index.js';
 import { versionGeneration } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
@@ -98,7 +99,11 @@ afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 /** Queues a version (endpoint 6) and runs the worker with the model writer until nothing is runnable. */
-async function generate(answers: FakeAnswer[], generator: VersionGenerator = modelWriter(new LlmClient(settings()))) {
+async function generate(
+  answers: FakeAnswer[],
+  generator: VersionGenerator = modelWriter(new LlmClient(settings())),
+  budget?: TokenBudget,
+) {
   fake.answer(...answers);
   const created = await t.request(alice, {
     method: 'POST',
@@ -108,7 +113,7 @@ async function generate(answers: FakeAnswer[], generator: VersionGenerator = mod
   expect(created.statusCode).toBe(201);
   await versionGeneration(
     { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
-    { generator },
+    { generator, budget },
   ).drain();
   return alice.scope
     .selectFrom('audience_versions')
@@ -288,6 +293,40 @@ describe('the model writer against an OpenAI-compatible endpoint', () => {
   it('sends no Authorization header without LLM_API_KEY (local servers)', async () => {
     await generate([{ content: copy() }], modelWriter(new LlmClient(settings({ apiKey: null }))));
     expect(fake.requests[0]!.headers.authorization).toBeUndefined();
+  });
+  it("waits for the next UTC day once the tenant's daily token budget is spent, the reason on the version", async () => {
+    const budget = new TokenBudget(1_000, t.clock);
+    const writer = modelWriter(new LlmClient(settings()));
+    const live = await generate(
+      [{ content: copy(), usage: { prompt_tokens: 1234, completion_tokens: 321 } }],
+      writer,
+      budget,
+    );
+    expect(live).toMatchObject({ status: 'published', input_tokens: 1234, output_tokens: 321 });
+    const before = await visit(t, HOST, '/pricing');
+
+    const waiting = await generate([{ content: copy() }], writer, budget);
+    expect(fake.requests).toHaveLength(1); // no call made over the budget
+    const midnight = `${t.clock.now().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    const nextDay = new Date(Date.parse(midnight) + 24 * 3_600_000).toISOString();
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, available_at: nextDay });
+    expect(waiting.failure_reason).toBe(
+      `the tenant's daily token budget is spent (1555 of LLM_DAILY_TOKEN_BUDGET 1000 tokens on ${midnight.slice(0, 10)} UTC); it resumes at ${nextDay}`,
+    );
+    expect((await visit(t, HOST, '/pricing')).body).toBe(before.body);
+
+    t.clock.set(nextDay);
+    await versionGeneration(
+      { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
+      { generator: writer, budget },
+    ).drain();
+    const resumed = await alice.scope
+      .selectFrom('audience_versions')
+      .selectAll()
+      .where('id', '=', waiting.id)
+      .executeTakeFirstOrThrow();
+    expect(resumed).toMatchObject({ status: 'published', attempts: 1 });
+    expect(await budget.for(alice.scope).remaining()).toMatchObject({ used: 150, calls: 1, remaining: 850 });
   });
 });
 
