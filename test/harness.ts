@@ -282,6 +282,7 @@ const TENANT_TABLES = [
   'api_keys',
   'pages',
   'page_counts',
+  'serving_revisions',
   'persons',
   'person_logs',
   'form_submissions',

@@ -479,6 +479,12 @@ interface ConsoleSessionsTable {
 }
 
 /** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
+/** A counter per tenant, bumped whenever what its hosts serve changes (modules/serving). */
+interface ServingRevisionsTable {
+  tenant_id: string;
+  revision: number;
+}
+
 interface PageCountsTable {
   tenant_id: string;
   visible: number;
@@ -490,6 +496,7 @@ export interface DB {
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
   page_counts: PageCountsTable;
+  serving_revisions: ServingRevisionsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
   accounts: AccountsTable;
