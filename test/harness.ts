@@ -293,6 +293,7 @@ const TENANT_TABLES = [
   'assets',
   'topics',
   'topic_entries',
+  'agent_passages',
   'audiences',
   'audience_versions',
   'audience_sessions',

@@ -146,6 +146,19 @@ export interface TopicEntriesTable {
   updated_at: Timestamp;
 }
 
+/** A passage the on-page agent retrieves from (0050, docs/agent.md); `seq` is SQLite's FTS rowid. */
+interface AgentPassagesTable {
+  id: string;
+  tenant_id: string;
+  /** The tenant id (topic entries) or a version id (that version's page). */
+  scope_key: string;
+  scope_token: string;
+  source_kind: string;
+  source_id: string;
+  label: string;
+  body: string;
+}
+
 export interface AudiencesTable {
   id: string;
   tenant_id: string;
@@ -507,6 +520,7 @@ export interface DB {
   assets: AssetsTable;
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
+  agent_passages: AgentPassagesTable;
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;
