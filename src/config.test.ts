@@ -63,6 +63,7 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      llmDailyTokenBudget: 2_000_000,
       dnsServers: null,
       apiHostnames: [],
     });
@@ -148,6 +149,7 @@ describe('parseConfig', () => {
       LLM_TIMEOUT_MS: [1_000, 600_000],
       LLM_MAX_OUTPUT_TOKENS: [256, 128_000],
       LLM_CONCURRENCY: [1, 256],
+      LLM_DAILY_TOKEN_BUDGET: [0, 1_000_000_000_000],
     };
     const wholeNumbers = describeSettings(ConfigSchema)
       .flatMap((group) => group.settings)
@@ -221,7 +223,10 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      llmDailyTokenBudget: 2_000_000,
     });
+    expect(parseConfig({ LLM_DAILY_TOKEN_BUDGET: '0' }).llmDailyTokenBudget).toBe(0);
+    expect(() => parseConfig({ LLM_DAILY_TOKEN_BUDGET: '-1' })).toThrow(/LLM_DAILY_TOKEN_BUDGET/);
     expect(
       parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_MODEL: 'llama3.1:8b', LLM_TIMEOUT_MS: '90000' }),
     ).toMatchObject({

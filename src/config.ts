@@ -343,6 +343,12 @@ const languageModel = group('Language model', {
     default: 4,
     description: 'Provider calls one process has in flight at once.',
   }),
+  llmDailyTokenBudget: setting(wholeNumber(0, 1_000_000_000_000), {
+    env: 'LLM_DAILY_TOKEN_BUDGET',
+    default: 2_000_000,
+    description:
+      "Tokens (prompt + answer, as the provider reports them) each tenant's provider calls may use per UTC day, generation and the on-page agent together; over it, versions wait for the next day with the reason shown ([audience-versions.md](audience-versions.md#the-daily-token-budget)). `0`: no budget (a local model).",
+  }),
 });
 
 const domains = group('Tenant domains and DNS', {

@@ -302,6 +302,7 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'enrichment_jobs',
+  'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

@@ -363,6 +363,22 @@ export interface EnrichmentJobsTable {
   completed_at: Timestamp | null;
 }
 
+/**
+ * A tenant's language-model tokens on one UTC day (src/llm/token-budget.ts). bigint columns: read
+ * as a number on SQLite, as a string on PostgreSQL (use Number()).
+ */
+interface LlmTokenDaysTable {
+  tenant_id: string;
+  /** `2026-11-26`: the UTC day. */
+  day: string;
+  /** What the provider reported (`usage`) for the calls of the day that have ended. */
+  used_tokens: ColumnType<number | string, number, number>;
+  /** The estimates of the calls still in flight. */
+  reserved_tokens: ColumnType<number | string, number, number>;
+  calls: ColumnType<number | string, number, number>;
+  updated_at: Timestamp;
+}
+
 export interface PersonsTable {
   id: string;
   tenant_id: string;
@@ -463,6 +479,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   enrichment_jobs: EnrichmentJobsTable;
+  llm_token_days: LlmTokenDaysTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

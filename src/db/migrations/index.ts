@@ -13,6 +13,7 @@ import * as m0016 from './0016-enrichment.js';
 import * as m0017 from './0017-secrets.js';
 import * as m0018 from './0018-fair-jobs.js';
 import * as m0025 from './0025-generation-usage.js';
+import * as m0026 from './0026-llm-token-days.js';
 import * as m0030 from './0030-domain-verification.js';
 import * as m0045 from './0045-asset-lifecycle.js';
 
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0017-secrets': m0017,
   '0018-fair-jobs': m0018,
   '0025-generation-usage': m0025,
+  '0026-llm-token-days': m0026,
   '0030-domain-verification': m0030,
   '0045-asset-lifecycle': m0045,
 };
