@@ -268,6 +268,12 @@ const pages = group('Pages and forms', {
     default: 500,
     description: 'Visit events per second per audience page, over all visitors, bursts of 5×; `0`: off.',
   }),
+  pageCacheMegabytes: setting(wholeNumber(1, 65_536), {
+    env: 'PAGE_CACHE_MB',
+    default: 64,
+    description:
+      'Memory each server process keeps published pages in (their HTML, gzip and br bytes), in MiB; the least recently used go first ([performance.md](performance.md#page-cache)).',
+  }),
   pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'PAGE_MISSES_PER_MINUTE',
     default: 120,

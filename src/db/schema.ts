@@ -147,6 +147,19 @@ export interface TopicEntriesTable {
   updated_at: Timestamp;
 }
 
+/** A passage the on-page agent retrieves from (0050, docs/agent.md); `seq` is SQLite's FTS rowid. */
+interface AgentPassagesTable {
+  id: string;
+  tenant_id: string;
+  /** The tenant id (topic entries) or a version id (that version's page). */
+  scope_key: string;
+  scope_token: string;
+  source_kind: string;
+  source_id: string;
+  label: string;
+  body: string;
+}
+
 export interface AudiencesTable {
   id: string;
   tenant_id: string;
@@ -447,6 +460,12 @@ export interface AccountsTable {
 }
 
 /** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
+/** A counter per tenant, bumped whenever what its hosts serve changes (modules/serving). */
+interface ServingRevisionsTable {
+  tenant_id: string;
+  revision: number;
+}
+
 interface PageCountsTable {
   tenant_id: string;
   visible: number;
@@ -458,6 +477,7 @@ export interface DB {
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
   page_counts: PageCountsTable;
+  serving_revisions: ServingRevisionsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
   accounts: AccountsTable;
@@ -468,6 +488,7 @@ export interface DB {
   assets: AssetsTable;
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
+  agent_passages: AgentPassagesTable;
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;
