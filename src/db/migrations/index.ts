@@ -16,6 +16,7 @@ import * as m0025 from './0025-generation-usage.js';
 import * as m0026 from './0026-llm-token-days.js';
 import * as m0030 from './0030-domain-verification.js';
 import * as m0050 from './0050-agent-passages.js';
+import * as m0051 from './0051-agent-messages.js';
 import * as m0060 from './0060-serving-revisions.js';
 
 /**
@@ -40,5 +41,6 @@ export const migrations: Record<string, Migration> = {
   '0026-llm-token-days': m0026,
   '0030-domain-verification': m0030,
   '0050-agent-passages': m0050,
+  '0051-agent-messages': m0051,
   '0060-serving-revisions': m0060,
 };

@@ -13,7 +13,7 @@ import * as q from './audience-sessions.queries.js';
  * reports its totals (`recordActivity`); it ends after `SESSION_IDLE_MS` without activity.
  */
 
-const SESSION_IDLE_MS = 30 * 60 * 1000;
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
 const UTM_MAX = 200;
 const URL_MAX = 2048;
 const TITLE_MAX = 255;

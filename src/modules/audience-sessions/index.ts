@@ -1,3 +1,9 @@
 /** What other modules may use of audience sessions: the page runtime records visits through these. */
-export { recordActivity, SessionTokens, startSession, type SessionRef } from './audience-sessions.collect.js';
-export { markFormSubmitted } from './audience-sessions.queries.js';
+export {
+  recordActivity,
+  SESSION_IDLE_MS,
+  SessionTokens,
+  startSession,
+  type SessionRef,
+} from './audience-sessions.collect.js';
+export { countQuestion, markFormSubmitted, sessionOfPage } from './audience-sessions.queries.js';
