@@ -28,6 +28,7 @@ const ID_PREFIXES = {
   webhookAttempt: 'whatt',
   formSubmission: 'formsub',
   agentMessage: 'msg',
+  consoleUser: 'user',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
