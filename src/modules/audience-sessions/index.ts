@@ -1,9 +1,12 @@
 /** What other modules may use of audience sessions: the page runtime records visits through these. */
 export {
-  recordActivity,
+  activityOf,
+  newSession,
+  sessionAudience,
   SESSION_IDLE_MS,
   SessionTokens,
-  startSession,
+  type SessionAudience,
   type SessionRef,
 } from './audience-sessions.collect.js';
+export { SessionIngest } from './audience-sessions.ingest.js';
 export { countQuestion, markFormSubmitted, sessionOfPage } from './audience-sessions.queries.js';
