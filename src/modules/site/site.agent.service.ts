@@ -3,7 +3,7 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { askQuestion, type Answer, type AskedPage } from '../agent/index.js';
-import type { SessionTokens } from '../audience-sessions/index.js';
+import { SessionIngest, type SessionTokens } from '../audience-sessions/index.js';
 import { pageModel } from './site.model.js';
 import { findServedVersion } from './site.queries.js';
 import type { PageSigner } from './site.tokens.js';
@@ -77,6 +77,8 @@ export class AgentService {
       personId: served.person_id,
       action: primary === null ? null : { title: primary.buttonTitle, href: primary.href },
     };
+    // Visits are written in batches (SessionIngest): the one this question counts in must be there.
+    if (sessionId !== null) await SessionIngest.flushAll();
     const answer = await askQuestion(scope, this.clock, { page, question, sessionId }, this.limits);
     return { kind: 'answered', page, question, answer };
   }
