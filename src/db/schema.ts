@@ -83,7 +83,8 @@ export interface FilesTable {
   filename: string;
   declared_content_type: string;
   declared_size: number;
-  status: 'pending' | 'completed';
+  /** `purged`: its bytes were removed with the last asset that used it (docs/api.md, Assets). */
+  status: 'pending' | 'completed' | 'purged';
   upload_expires_at: Timestamp;
   content_type: string | null;
   size: number | null;
