@@ -286,6 +286,33 @@ const pages = group('Pages and forms', {
     description:
       'Page form submissions per minute per client address, bursts of as many ([forms.md](forms.md)); `0`: off.',
   }),
+  agentQuestionsPerMinute: setting(wholeNumber(0, MILLION), {
+    env: 'AGENT_QUESTIONS_PER_MINUTE',
+    default: 10,
+    description:
+      "Questions to a page's agent per minute per client address, bursts of as many ([agent.md](agent.md)); `0`: off.",
+  }),
+  agentQuestionsPerPagePerSecond: setting(wholeNumber(0, MILLION), {
+    env: 'AGENT_QUESTIONS_PER_PAGE_PER_SECOND',
+    default: 5,
+    description:
+      "Questions to one page's agent per second, bursts of five seconds' worth ([agent.md](agent.md)); `0`: off.",
+  }),
+  agentQuestionsPerSession: setting(wholeNumber(1, 10_000), {
+    env: 'AGENT_QUESTIONS_PER_SESSION',
+    default: 20,
+    description: 'Questions one visit (audience session) may ask the agent ([agent.md](agent.md)).',
+  }),
+  agentQuestionMaxChars: setting(wholeNumber(10, 10_000), {
+    env: 'AGENT_QUESTION_MAX_CHARS',
+    default: 500,
+    description: 'The longest question a visitor may ask, in characters ([agent.md](agent.md)).',
+  }),
+  agentAnswerMaxChars: setting(wholeNumber(100, 20_000), {
+    env: 'AGENT_ANSWER_MAX_CHARS',
+    default: 1200,
+    description: 'The longest answer the agent gives, in characters; longer ones are cut ([agent.md](agent.md)).',
+  }),
   formMinFillMs: setting(wholeNumber(0, 600_000), {
     env: 'FORM_MIN_FILL_MS',
     default: 1500,

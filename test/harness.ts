@@ -294,6 +294,7 @@ const TENANT_TABLES = [
   'topics',
   'topic_entries',
   'agent_passages',
+  'agent_messages',
   'audiences',
   'audience_versions',
   'audience_sessions',

@@ -160,6 +160,24 @@ interface AgentPassagesTable {
   body: string;
 }
 
+/** A question or an answer of a visit (0051, docs/agent.md); `sources` a JSON array. */
+interface AgentMessagesTable {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  page_id: string;
+  position: number;
+  role: string;
+  content: string;
+  sources: ColumnType<AgentMessageSource[], string, string>;
+  created_at: Timestamp;
+}
+
+export interface AgentMessageSource {
+  kind: string;
+  label: string;
+}
+
 export interface AudiencesTable {
   id: string;
   tenant_id: string;
@@ -524,6 +542,7 @@ export interface DB {
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
   agent_passages: AgentPassagesTable;
+  agent_messages: AgentMessagesTable;
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;

@@ -27,6 +27,7 @@ const ID_PREFIXES = {
   webhookDelivery: 'whdel',
   webhookAttempt: 'whatt',
   formSubmission: 'formsub',
+  agentMessage: 'msg',
   consoleUser: 'user',
 } as const;
 

@@ -1,4 +1,5 @@
 import { accountsModule } from './accounts/accounts.module.js';
+import { agentModule } from './agent/agent.module.js';
 import { assetsModule } from './assets/assets.module.js';
 import { consoleModule } from './console/console.module.js';
 import { enrichmentModule } from './enrichment/enrichment.module.js';
@@ -31,6 +32,7 @@ export const modules: ServiceModule[] = [
   topicsModule, // before audiences: the demo's first versions are written from the tenant's topics
   audiencesModule,
   audienceSessionsModule,
+  agentModule,
   tenantDomainsModule,
   pageLinksModule,
   filesModule,

@@ -412,6 +412,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/pages/{page_id}/audience_sessions/{audience_session_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's conversation with the page's agent, oldest first
+         * @description Extension of the interface (docs/api.md, Agent messages; docs/agent.md). Each question a visitor asked and each answer, with its sources. A session of another page or tenant is a 404.
+         */
+        get: operations["audienceSessions.messages.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/tenant_domains": {
         parameters: {
             query?: never;
@@ -1186,6 +1206,25 @@ export interface components {
             utmMedium: string;
             utmSource: string;
             utmTerm: string;
+        };
+        AgentMessage: {
+            /** @description `visitor`: a question as asked; `agent`: the page's answer. */
+            role: "visitor" | "agent";
+            /** @description Plain text, as asked or answered. */
+            content: string;
+            /** @description Where the answer came from; empty for questions and for answers that found nothing. */
+            sources: {
+                /** @description `topic_entry`, `brief` (the page brief) or `section` (of the page). */
+                kind: string;
+                /** @description The topic's title, or the section's heading. */
+                label: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            createdAt: string;
         };
         TenantDomain: {
             tenantDomainId: string;
@@ -4152,6 +4191,84 @@ export interface operations {
                     "application/json": {
                         hasMore: boolean;
                         items: components["schemas"]["AudienceSession"][];
+                        nextCursor: string | null;
+                        totalCount: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audienceSessions.messages.list": {
+        parameters: {
+            query?: {
+                /** @description Opaque; the `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Items per page, 1..100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                page_id: string;
+                audience_session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hasMore: boolean;
+                        items: components["schemas"]["AgentMessage"][];
                         nextCursor: string | null;
                         totalCount: number;
                     };

@@ -18,6 +18,7 @@ import * as m0030 from './0030-domain-verification.js';
 import * as m0040 from './0040-audience-authoring.js';
 import * as m0045 from './0045-asset-lifecycle.js';
 import * as m0050 from './0050-agent-passages.js';
+import * as m0051 from './0051-agent-messages.js';
 import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
 
@@ -45,6 +46,7 @@ export const migrations: Record<string, Migration> = {
   '0040-audience-authoring': m0040,
   '0045-asset-lifecycle': m0045,
   '0050-agent-passages': m0050,
+  '0051-agent-messages': m0051,
   '0060-serving-revisions': m0060,
   '0065-console': m0065,
 };

@@ -226,3 +226,40 @@ export async function markFormSubmitted(scope: TenantScope, mark: FormSubmitMark
     .execute();
   return rows.length === 1;
 }
+
+/**
+ * Counts one question to the page's agent in a session that has not ended and is under `max`
+ * questions: the question is activity (the session goes on, never a bounce). Returns the form
+ * submission's email the session holds ('' for none), or null when nothing was counted.
+ */
+export async function countQuestion(
+  scope: TenantScope,
+  ask: { sessionId: string; pageId: string; audienceId: string; max: number; now: string; endedBefore: string },
+): Promise<{ formSubmissionEmail: string } | null> {
+  const rows = await scope
+    .updateTable('audience_sessions')
+    .set((eb) => ({
+      questions_asked_count: eb('questions_asked_count', '+', 1),
+      is_bounce: false,
+      session_ended_at: greatest(scope.engine, eb.ref('session_ended_at'), sql<string>`${ask.now}`),
+    }))
+    .where('audience_sessions.id', '=', ask.sessionId)
+    .where('audience_sessions.page_id', '=', ask.pageId)
+    .where('audience_sessions.audience_id', '=', ask.audienceId)
+    .where('audience_sessions.questions_asked_count', '<', ask.max)
+    .where('audience_sessions.session_ended_at', '>=', ask.endedBefore)
+    .returning('audience_sessions.form_submission_email')
+    .execute();
+  return rows[0] === undefined ? null : { formSubmissionEmail: rows[0].form_submission_email };
+}
+
+/** Whether the session exists and belongs to the page (the tenant's scope). */
+export async function sessionOfPage(scope: TenantScope, pageId: string, sessionId: string): Promise<boolean> {
+  const row = await scope
+    .selectFrom('audience_sessions')
+    .select('audience_sessions.id')
+    .where('audience_sessions.id', '=', sessionId)
+    .where('audience_sessions.page_id', '=', pageId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -9,4 +9,4 @@ export {
   type SessionRef,
 } from './audience-sessions.collect.js';
 export { SessionIngest } from './audience-sessions.ingest.js';
-export { markFormSubmitted } from './audience-sessions.queries.js';
+export { countQuestion, markFormSubmitted, sessionOfPage } from './audience-sessions.queries.js';

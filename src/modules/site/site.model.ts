@@ -93,6 +93,8 @@ export interface PageModel {
   scripts: ScriptModel[];
   /** The generated copy of a v2 page; null for a v1 page. */
   copy: CopyModel | null;
+  /** Whether the page shows the on-page agent (the version's `isNewPageAgent`, docs/agent.md). */
+  agent: boolean;
 }
 
 /** Builds first-party paths to images stored in the service (files and assets). */
@@ -332,5 +334,6 @@ export function pageModel(artifact: unknown, imagePath: ImagePath): PageModel {
       .filter((s) => typeof s.content === 'string' && s.content.trim() !== '')
       .map((s) => ({ name: str(s.name, 255), content: str(s.content, 100_000) })),
     copy: copy?.model ?? null,
+    agent: record(content.agent).isNewPageAgent === true,
   };
 }

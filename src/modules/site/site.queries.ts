@@ -84,3 +84,33 @@ export async function findArtifact(scope: TenantScope, versionId: string) {
     .executeTakeFirst();
   return row?.artifact ?? null;
 }
+
+/**
+ * The published version of an audience that is served (the audience and its page neither archived
+ * nor deleted), with what the agent needs: whether it shows the agent, and whose page it is.
+ */
+export async function findServedVersion(scope: TenantScope, audienceId: string) {
+  return scope
+    .selectFrom('audiences')
+    .innerJoin('pages', (join) =>
+      join.onRef('pages.id', '=', 'audiences.page_id').onRef('pages.tenant_id', '=', 'audiences.tenant_id'),
+    )
+    .innerJoin('audience_versions', (join) =>
+      join
+        .onRef('audience_versions.audience_id', '=', 'audiences.id')
+        .onRef('audience_versions.tenant_id', '=', 'audiences.tenant_id')
+        .on('audience_versions.status', '=', sql.lit('published')),
+    )
+    .select([
+      'audience_versions.id as version_id',
+      'audience_versions.is_new_page_agent',
+      'audience_versions.artifact',
+      'audiences.page_id',
+      'audiences.person_id',
+    ])
+    .where('audiences.id', '=', audienceId)
+    .where('audiences.archived_at', 'is', null)
+    .where('pages.deleted_at', 'is', null)
+    .where('pages.status', '!=', 'archived')
+    .executeTakeFirst();
+}

@@ -323,7 +323,45 @@ function Footer({ groups }: { groups: FooterGroupModel[] }) {
   );
 }
 
-function Body({ model, scripts, formState }: { model: PageModel; scripts: string[]; formState: FormState | null }) {
+/** The path the agent's questions are posted to (site.agent.routes.ts). */
+export const AGENT_PATH = '/_ap/ask';
+
+/**
+ * The on-page agent (docs/agent.md, The widget): a plain form that works without script (it posts
+ * to AGENT_PATH and gets an answer page back); the page script turns it into a conversation. The
+ * markup is the same for every visitor of the page (the view token names the audience, nobody else).
+ */
+function AgentWidget({ viewToken }: { viewToken: string }) {
+  return (
+    <section class="ap-agent" aria-labelledby="ap-agent-title">
+      <h2 id="ap-agent-title">Questions? Ask this page</h2>
+      <p class="ap-agent-intro">Answers come from what we have published about this offer.</p>
+      <div class="ap-agent-log" id="ap-agent-log" aria-live="polite" />
+      <form method="post" action={AGENT_PATH} class="ap-agent-form" data-ap-agent="" accept-charset="utf-8">
+        <input type="hidden" name="v" value={viewToken} />
+        <label for="ap-agent-q">Ask a question</label>
+        <div class="ap-agent-row">
+          <input id="ap-agent-q" name="q" type="text" required autocomplete="off" enterkeyhint="send" />
+          <button type="submit" class="ap-button ap-agent-send">
+            Send
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Body({
+  model,
+  scripts,
+  formState,
+  viewToken,
+}: {
+  model: PageModel;
+  scripts: string[];
+  formState: FormState | null;
+  viewToken: string;
+}) {
   const others = model.actions.filter((a) => a !== model.headerAction || a.form !== null);
   const nextSteps = others.length > 0 && (
     <section class="ap-actions" aria-labelledby="ap-next-steps">
@@ -366,6 +404,7 @@ function Body({ model, scripts, formState }: { model: PageModel; scripts: string
             {widgets}
           </>
         )}
+        {model.agent && <AgentWidget viewToken={viewToken} />}
       </main>
       <Footer groups={model.footer} />
       {scripts.map((code) => (
@@ -401,7 +440,7 @@ export function renderPage(model: PageModel, ctx: RenderContext, formState: Form
     renderToStaticMarkup(
       <html lang="en" style={accentStyle(model.accent)}>
         <Head head={model.head} ctx={ctx} absolute={absolute} />
-        <Body model={model} scripts={scripts} formState={formState} />
+        <Body model={model} scripts={scripts} formState={formState} viewToken={ctx.viewToken} />
       </html>,
     );
   return { html, csp: contentSecurityPolicy([cspHash(loaderScript(ctx.assets.script)), ...scripts.map(cspHash)]) };

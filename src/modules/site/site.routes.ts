@@ -6,6 +6,7 @@ import { SessionTokens } from '../audience-sessions/index.js';
 import { fileRuntime } from '../files/index.js';
 import { ServingRevisions } from '../serving/index.js';
 import { pageHostsFor } from '../tenant-domains/index.js';
+import { agentRoutes } from './site.agent.routes.js';
 import { collectRoutes } from './site.collect.routes.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { formRoutes } from './site.forms.routes.js';
@@ -68,6 +69,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   await app.register(pageRoutes, visitor);
   await app.register(collectRoutes, visitor);
   await app.register(formRoutes, visitor);
+  await app.register(agentRoutes, visitor);
 
   // Everything else on a page host: only pages live here.
   app.route({

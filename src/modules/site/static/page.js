@@ -304,3 +304,111 @@
 
   Array.prototype.forEach.call(forms, setup);
 })();
+
+// The on-page agent (docs/agent.md): without this script its form posts and an answer page comes
+// back; with it, questions and streamed answers appear in the conversation region (aria-live).
+// Everything shown is text (textContent), never markup; links only to the page's own action.
+(function () {
+  'use strict';
+  var form = document.querySelector('form[data-ap-agent]');
+  var log = document.getElementById('ap-agent-log');
+  if (!form || !log || !window.fetch || !window.TextDecoder) return;
+  var Decoder = window.TextDecoder;
+  var input = form.elements.namedItem('q');
+  var button = form.querySelector('button[type="submit"]');
+  var view = form.elements.namedItem('v').value;
+
+  function bubble(role, text) {
+    var p = document.createElement('p');
+    p.className = 'ap-agent-msg ap-agent-msg--' + role;
+    var who = document.createElement('span');
+    who.className = 'ap-visually-hidden';
+    who.textContent = role === 'visitor' ? 'You asked: ' : 'Answer: ';
+    p.appendChild(who);
+    var body = document.createElement('span');
+    body.textContent = text;
+    p.appendChild(body);
+    log.appendChild(p);
+    return { p: p, body: body };
+  }
+
+  function finish(msg, done) {
+    if (done.sources && done.sources.length) {
+      var src = document.createElement('span');
+      src.className = 'ap-agent-sources';
+      src.textContent =
+        'Source: ' +
+        done.sources
+          .map(function (s) {
+            return s.label;
+          })
+          .join('; ');
+      msg.p.appendChild(src);
+    }
+    if (done.action && done.action.href && /^(https?:|mailto:|tel:|\/(?!\/))/.test(done.action.href)) {
+      var a = document.createElement('a');
+      a.className = 'ap-button ap-agent-action';
+      a.href = done.action.href;
+      a.textContent = done.action.title;
+      msg.p.appendChild(a);
+    }
+  }
+
+  form.addEventListener('submit', function (event) {
+    var question = (input.value || '').trim();
+    if (!question) return;
+    event.preventDefault();
+    button.disabled = true;
+    bubble('visitor', question);
+    var msg = bubble('agent', '');
+    msg.p.setAttribute('aria-busy', 'true');
+    var token = window.audiencePages ? window.audiencePages.sessionToken() : null;
+    fetch('/_ap/ask', {
+      method: 'POST',
+      credentials: 'omit',
+      headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ v: view, q: question, s: token }),
+    })
+      .then(function (res) {
+        if (!res.ok || !res.body) {
+          return res
+            .json()
+            .catch(function () {
+              return null;
+            })
+            .then(function (problem) {
+              msg.body.textContent =
+                (problem && problem.detail) || 'The question could not be sent. Please try again in a moment.';
+            });
+        }
+        var reader = res.body.getReader();
+        var decoder = new Decoder();
+        var buffered = '';
+        var pump = function () {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) return;
+            buffered += decoder.decode(chunk.value, { stream: true });
+            var lines = buffered.split('\n');
+            buffered = lines.pop();
+            lines.forEach(function (line) {
+              if (!line) return;
+              var item = JSON.parse(line);
+              if (item.t === 'text') msg.body.textContent += item.v;
+              else if (item.t === 'done') finish(msg, item);
+            });
+            return pump();
+          });
+        };
+        return pump();
+      })
+      .catch(function () {
+        msg.body.textContent = 'The question could not be sent. Please check your connection and try again.';
+      })
+      .then(function () {
+        msg.p.removeAttribute('aria-busy');
+        button.disabled = false;
+        input.value = '';
+        input.focus();
+      });
+  });
+})();
