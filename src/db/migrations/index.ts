@@ -14,6 +14,7 @@ import * as m0017 from './0017-secrets.js';
 import * as m0018 from './0018-fair-jobs.js';
 import * as m0025 from './0025-generation-usage.js';
 import * as m0030 from './0030-domain-verification.js';
+import * as m0031 from './0031-domain-checks.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0018-fair-jobs': m0018,
   '0025-generation-usage': m0025,
   '0030-domain-verification': m0030,
+  '0031-domain-checks': m0031,
 };
