@@ -52,6 +52,7 @@ describe('parseConfig', () => {
       enrichmentTimeoutMs: 5_000,
       pageEventsPerSecond: 20,
       pageEventsPerPagePerSecond: 500,
+      pageCacheMegabytes: 64,
       pageMissesPerMinute: 120,
       formSubmissionsPerMinute: 10,
       formMinFillMs: 1500,
@@ -63,6 +64,7 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      llmDailyTokenBudget: 2_000_000,
       dnsServers: null,
       apiHostnames: [],
     });
@@ -141,6 +143,7 @@ describe('parseConfig', () => {
       PAGE_EVENTS_PER_SECOND: [0, 1_000_000],
       PAGE_EVENTS_PER_PAGE_PER_SECOND: [0, 1_000_000],
       PAGE_MISSES_PER_MINUTE: [0, 1_000_000],
+      PAGE_CACHE_MB: [1, 65_536],
       FORM_SUBMISSIONS_PER_MINUTE: [0, 1_000_000],
       FORM_MIN_FILL_MS: [0, 600_000],
       FORM_DEDUPE_WINDOW_SECONDS: [1, 86_400],
@@ -148,6 +151,7 @@ describe('parseConfig', () => {
       LLM_TIMEOUT_MS: [1_000, 600_000],
       LLM_MAX_OUTPUT_TOKENS: [256, 128_000],
       LLM_CONCURRENCY: [1, 256],
+      LLM_DAILY_TOKEN_BUDGET: [0, 1_000_000_000_000],
     };
     const wholeNumbers = describeSettings(ConfigSchema)
       .flatMap((group) => group.settings)
@@ -221,7 +225,10 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      llmDailyTokenBudget: 2_000_000,
     });
+    expect(parseConfig({ LLM_DAILY_TOKEN_BUDGET: '0' }).llmDailyTokenBudget).toBe(0);
+    expect(() => parseConfig({ LLM_DAILY_TOKEN_BUDGET: '-1' })).toThrow(/LLM_DAILY_TOKEN_BUDGET/);
     expect(
       parseConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_MODEL: 'llama3.1:8b', LLM_TIMEOUT_MS: '90000' }),
     ).toMatchObject({

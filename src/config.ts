@@ -266,6 +266,12 @@ const pages = group('Pages and forms', {
     default: 500,
     description: 'Visit events per second per audience page, over all visitors, bursts of 5×; `0`: off.',
   }),
+  pageCacheMegabytes: setting(wholeNumber(1, 65_536), {
+    env: 'PAGE_CACHE_MB',
+    default: 64,
+    description:
+      'Memory each server process keeps published pages in (their HTML, gzip and br bytes), in MiB; the least recently used go first ([performance.md](performance.md#page-cache)).',
+  }),
   pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'PAGE_MISSES_PER_MINUTE',
     default: 120,
@@ -340,6 +346,12 @@ const languageModel = group('Language model', {
     env: 'LLM_CONCURRENCY',
     default: 4,
     description: 'Provider calls one process has in flight at once.',
+  }),
+  llmDailyTokenBudget: setting(wholeNumber(0, 1_000_000_000_000), {
+    env: 'LLM_DAILY_TOKEN_BUDGET',
+    default: 2_000_000,
+    description:
+      "Tokens (prompt + answer, as the provider reports them) each tenant's provider calls may use per UTC day, generation and the on-page agent together; over it, versions wait for the next day with the reason shown ([audience-versions.md](audience-versions.md#the-daily-token-budget)). `0`: no budget (a local model).",
   }),
 });
 

@@ -282,6 +282,7 @@ const TENANT_TABLES = [
   'api_keys',
   'pages',
   'page_counts',
+  'serving_revisions',
   'persons',
   'person_logs',
   'form_submissions',
@@ -292,6 +293,7 @@ const TENANT_TABLES = [
   'assets',
   'topics',
   'topic_entries',
+  'agent_passages',
   'audiences',
   'audience_versions',
   'audience_sessions',
@@ -303,6 +305,7 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'enrichment_jobs',
+  'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

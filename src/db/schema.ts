@@ -146,6 +146,19 @@ export interface TopicEntriesTable {
   updated_at: Timestamp;
 }
 
+/** A passage the on-page agent retrieves from (0050, docs/agent.md); `seq` is SQLite's FTS rowid. */
+interface AgentPassagesTable {
+  id: string;
+  tenant_id: string;
+  /** The tenant id (topic entries) or a version id (that version's page). */
+  scope_key: string;
+  scope_token: string;
+  source_kind: string;
+  source_id: string;
+  label: string;
+  body: string;
+}
+
 export interface AudiencesTable {
   id: string;
   tenant_id: string;
@@ -375,6 +388,22 @@ export interface EnrichmentJobsTable {
   completed_at: Timestamp | null;
 }
 
+/**
+ * A tenant's language-model tokens on one UTC day (src/llm/token-budget.ts). bigint columns: read
+ * as a number on SQLite, as a string on PostgreSQL (use Number()).
+ */
+interface LlmTokenDaysTable {
+  tenant_id: string;
+  /** `2026-11-26`: the UTC day. */
+  day: string;
+  /** What the provider reported (`usage`) for the calls of the day that have ended. */
+  used_tokens: ColumnType<number | string, number, number>;
+  /** The estimates of the calls still in flight. */
+  reserved_tokens: ColumnType<number | string, number, number>;
+  calls: ColumnType<number | string, number, number>;
+  updated_at: Timestamp;
+}
+
 export interface PersonsTable {
   id: string;
   tenant_id: string;
@@ -443,6 +472,12 @@ export interface AccountsTable {
 }
 
 /** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
+/** A counter per tenant, bumped whenever what its hosts serve changes (modules/serving). */
+interface ServingRevisionsTable {
+  tenant_id: string;
+  revision: number;
+}
+
 interface PageCountsTable {
   tenant_id: string;
   visible: number;
@@ -454,6 +489,7 @@ export interface DB {
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
   page_counts: PageCountsTable;
+  serving_revisions: ServingRevisionsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
   accounts: AccountsTable;
@@ -464,6 +500,7 @@ export interface DB {
   assets: AssetsTable;
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
+  agent_passages: AgentPassagesTable;
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;
@@ -476,6 +513,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   enrichment_jobs: EnrichmentJobsTable;
+  llm_token_days: LlmTokenDaysTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

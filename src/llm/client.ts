@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import PQueue from 'p-queue';
 import type { Config } from '../config.js';
 import { classifyProviderError, LlmError, type LlmUsage } from './errors.js';
+import { estimateTokens, type TenantTokens, type TokenReservation } from './token-budget.js';
 
 /**
  * The language-model plumbing every feature shares (generation now, the on-page agent next): one
@@ -37,12 +38,21 @@ export interface LlmMessage {
   content: string;
 }
 
-/** A call asking for JSON that matches `schema` (strict structured output, strict-schema.ts). */
-export interface StructuredCall {
-  schemaName: string;
-  schema: Record<string, unknown>;
+/** What every call may carry besides its messages. */
+interface CallOptions {
   messages: LlmMessage[];
   signal?: AbortSignal;
+  /**
+   * The tenant's daily allowance (token-budget.ts, `budget.for(scope)`): the call reserves its
+   * estimate first (refused: LlmError `over_budget`, no call made) and records its usage after.
+   */
+  budget?: TenantTokens;
+}
+
+/** A call asking for JSON that matches `schema` (strict structured output, strict-schema.ts). */
+export interface StructuredCall extends CallOptions {
+  schemaName: string;
+  schema: Record<string, unknown>;
 }
 
 export interface LlmAnswer {
@@ -81,7 +91,10 @@ export class LlmClient {
   async structured(call: StructuredCall): Promise<LlmAnswer> {
     const release = await this.#slot();
     const started = performance.now();
+    let reservation: TokenReservation | undefined;
+    let usage: LlmUsage | undefined;
     try {
+      reservation = await call.budget?.reserve(estimateTokens(call.messages, this.settings.maxOutputTokens));
       const completion = await this.#openai.chat.completions.create(
         {
           model: this.settings.model,
@@ -94,7 +107,7 @@ export class LlmClient {
         },
         { signal: call.signal },
       );
-      const usage = this.#usage(completion.model, completion.usage, started);
+      usage = this.#usage(completion.model, completion.usage, started);
       const choice = completion.choices[0];
       if (choice?.message.refusal) {
         throw new LlmError(`the model refused: ${choice.message.refusal.slice(0, 200)}`, 'attempt', { usage });
@@ -113,6 +126,7 @@ export class LlmClient {
       throw classifyProviderError(error, this.settings);
     } finally {
       release();
+      if (reservation !== undefined) await call.budget!.record(reservation, usage);
     }
   }
 
@@ -120,10 +134,14 @@ export class LlmClient {
    * A streamed answer (SSE, `stream_options.include_usage`): yields the text as it comes and
    * returns the usage once the stream ends. Holds one of the process's slots while it streams.
    */
-  async *stream(call: { messages: LlmMessage[]; signal?: AbortSignal }): AsyncGenerator<string, LlmUsage> {
+  async *stream(call: CallOptions): AsyncGenerator<string, LlmUsage> {
     const release = await this.#slot();
     const started = performance.now();
+    let reservation: TokenReservation | undefined;
+    let usage: LlmUsage | undefined;
+    let streamed = 0;
     try {
+      reservation = await call.budget?.reserve(estimateTokens(call.messages, this.settings.maxOutputTokens));
       const chunks = await this.#openai.chat.completions.create(
         {
           model: this.settings.model,
@@ -140,13 +158,23 @@ export class LlmClient {
         if (chunk.model) model = chunk.model;
         if (chunk.usage) reported = chunk.usage;
         const delta = chunk.choices[0]?.delta?.content;
-        if (delta) yield delta;
+        if (delta) {
+          streamed += delta.length;
+          yield delta;
+        }
       }
-      return this.#usage(model, reported, started);
+      usage = this.#usage(model, reported, started);
+      return usage;
     } catch (error) {
       throw classifyProviderError(error, this.settings);
     } finally {
       release();
+      // A stream cut short (the reader left) reports no usage: what it was sent and sent back is counted.
+      const spent = usage ?? {
+        inputTokens: streamed === 0 ? 0 : estimateTokens(call.messages, 0),
+        outputTokens: Math.ceil(streamed / 4),
+      };
+      if (reservation !== undefined) await call.budget!.record(reservation, spent);
     }
   }
 

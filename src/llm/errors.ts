@@ -7,9 +7,11 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
  * - `retry_later`: the provider asked to come back after `retryAfterMs` (429 or 503 with
  *   Retry-After); the attempt does not count;
  * - `final`: retrying the same request cannot help (bad key, unknown model or path, a request the
- *   provider refuses as it is); the reason names the setting to fix.
+ *   provider refuses as it is); the reason names the setting to fix;
+ * - `over_budget`: the tenant's daily token budget is spent (token-budget.ts); no call was made, and
+ *   `retryAfterMs` runs to the next UTC day. Not an attempt either.
  */
-export type LlmFailureKind = 'attempt' | 'retry_later' | 'final';
+export type LlmFailureKind = 'attempt' | 'retry_later' | 'final' | 'over_budget';
 
 /** Tokens and time spent by provider calls (summed over the calls of one piece of work). */
 export interface LlmUsage {

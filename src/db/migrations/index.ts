@@ -13,8 +13,11 @@ import * as m0016 from './0016-enrichment.js';
 import * as m0017 from './0017-secrets.js';
 import * as m0018 from './0018-fair-jobs.js';
 import * as m0025 from './0025-generation-usage.js';
+import * as m0026 from './0026-llm-token-days.js';
 import * as m0030 from './0030-domain-verification.js';
 import * as m0031 from './0031-domain-checks.js';
+import * as m0050 from './0050-agent-passages.js';
+import * as m0060 from './0060-serving-revisions.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -35,6 +38,9 @@ export const migrations: Record<string, Migration> = {
   '0017-secrets': m0017,
   '0018-fair-jobs': m0018,
   '0025-generation-usage': m0025,
+  '0026-llm-token-days': m0026,
   '0030-domain-verification': m0030,
   '0031-domain-checks': m0031,
+  '0050-agent-passages': m0050,
+  '0060-serving-revisions': m0060,
 };

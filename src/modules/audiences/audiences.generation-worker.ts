@@ -1,4 +1,5 @@
 import { LeasedJobs, type LeasedJobDeps } from '../../workers/leased-jobs.js';
+import type { TokenBudget } from '../../llm/token-budget.js';
 import type { BackgroundWorker, WorkerContext } from '../../workers/worker.js';
 import { versionGenerationKind, type GenerationOptions } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
@@ -8,6 +9,10 @@ export function versionGeneration(deps: LeasedJobDeps, options: Omit<GenerationO
   return new LeasedJobs(versionGenerationKind(deps.clock, options), deps);
 }
 
-export function generationWorker(ctx: WorkerContext, generator?: VersionGenerator): BackgroundWorker {
-  return versionGeneration(ctx, { generator }).worker();
+export function generationWorker(
+  ctx: WorkerContext,
+  generator?: VersionGenerator,
+  budget?: TokenBudget,
+): BackgroundWorker {
+  return versionGeneration(ctx, { generator, budget }).worker();
 }

@@ -1,7 +1,7 @@
 import { json } from '../../db/json.js';
 import type { AudienceVersionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { isoNow, SECOND_MS, type Clock } from '../../lib/clock.js';
+import { DAY_MS, HOUR_MS, isoNow, SECOND_MS, type Clock } from '../../lib/clock.js';
 import { failureText } from '../../lib/limits.js';
 import {
   done,
@@ -15,6 +15,8 @@ import {
   type WorkResult,
 } from '../../workers/leased-jobs.js';
 import { LlmError, type LlmUsage } from '../../llm/errors.js';
+import type { TokenBudget } from '../../llm/token-budget.js';
+import { indexVersionPage } from '../agent/index.js';
 import { findPage } from '../pages/index.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { emitVersionEvent } from './audiences.events.js';
@@ -40,6 +42,8 @@ export const GENERATION_SETTINGS: LeaseSettings = {
   maxAttempts: 3,
   concurrency: 1,
   pollMs: 5 * SECOND_MS,
+  /** A spent daily token budget is waited for until the next UTC day (a provider's Retry-After is capped at 1 h). */
+  maxRetryAfterMs: DAY_MS + HOUR_MS,
 };
 
 /** The lease outlasts the generator's longest run (a model writer's calls), so no second worker takes it over. */
@@ -74,6 +78,8 @@ export interface GenerationOptions {
   /** Publish the new draft at once, whatever the page's status (the first version of an audience). */
   publish?: boolean;
   settings?: Partial<LeaseSettings>;
+  /** The tenants' daily token budget, held to by every provider call a generator makes. */
+  budget?: TokenBudget;
 }
 
 /** The generation job kind: what the runner needs to run versions. */
@@ -90,7 +96,7 @@ export function versionGenerationKind(
     columns: ['audience_id', 'version_number', 'queued_at', 'queue_duration_ms', 'input_tokens', 'output_tokens'],
     statuses: { waiting: TRANSITIONS.claim.from, running: TRANSITIONS.claim.to },
     settings: { ...GENERATION_SETTINGS, leaseMs: leaseFor(generator), ...options.settings },
-    work: (job, scope) => generate(generator, job, scope),
+    work: (job, scope) => generate(generator, job, scope, options.budget),
     complete: (tx, job, generated) => completeVersion(tx, clock, job, generated, options.publish ?? false),
     fail: (tx, job, failure) => failVersion(tx, clock, job, failure),
     interrupted: (job) => ({ reason: `the worker's lease expired on all ${job.attempts} attempts` }),
@@ -125,22 +131,24 @@ export function generateNow(
 /**
  * One attempt. A generator reports failure by throwing; input that cannot be read is a failed
  * attempt too. Typed provider failures (llm/errors.ts): a final one ends the version at once, a
- * provider's Retry-After is waited for without counting the attempt.
+ * provider's Retry-After and a spent daily token budget are waited for without counting the attempt.
  */
 async function generate(
   generator: VersionGenerator,
   job: VersionJob,
   scope: TenantScope,
+  budget: TokenBudget | undefined,
 ): Promise<WorkResult<Generated, GenerationFailure>> {
   try {
     return done({
       generator: generator.name,
-      artifact: await generator.generate(await gatherGenerationInput(scope, job.id)),
+      artifact: await generator.generate(await gatherGenerationInput(scope, job.id), { budget: budget?.for(scope) }),
     });
   } catch (error) {
     if (!(error instanceof LlmError)) return retry({ reason: error instanceof Error ? error.message : String(error) });
     const failure = { reason: error.message, usage: error.details.usage };
     if (error.kind === 'final') return fail(failure);
+    // A provider's Retry-After, or a spent daily budget (until the next UTC day): waited for, not an attempt.
     const { retryAfterMs } = error.details;
     return retryAfterMs === undefined
       ? retry(failure)
@@ -218,6 +226,7 @@ async function completeVersion(
     },
     { leaseToken },
   );
+  await indexVersionPage(tx, job.id, artifact.content);
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
     if (older.id !== job.id) await q.applyTransition(tx, older, 'retire', nowIso);
   }

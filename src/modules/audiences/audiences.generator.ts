@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LlmUsage } from '../../llm/errors.js';
+import type { TenantTokens } from '../../llm/token-budget.js';
 
 /**
  * Generation of an audience version: the pluggable part. The worker gathers the inputs
@@ -12,7 +13,13 @@ export interface VersionGenerator {
   readonly name: string;
   /** The longest one `generate` may take (the worker's lease must outlast it). */
   readonly maxRunMs?: number;
-  generate(input: GenerationInput, options?: { signal?: AbortSignal }): Promise<GeneratedArtifact>;
+  generate(input: GenerationInput, options?: GenerateOptions): Promise<GeneratedArtifact>;
+}
+
+interface GenerateOptions {
+  signal?: AbortSignal;
+  /** The tenant's daily token allowance: a generator that calls a provider passes it with every call. */
+  budget?: TenantTokens;
 }
 
 export interface GenerationAction {

@@ -7,11 +7,13 @@ import { FakeOpenAI, type FakeAnswer } from '../../../test/fakes/openai-server.j
 import { useTestApp } from '../../../test/harness.js';
 import { LlmClient, type LlmSettings } from '../../llm/client.js';
 import { strictJsonSchema } from '../../llm/strict-schema.js';
+import { TokenBudget } from '../../llm/token-budget.js';
 import { findPage } from '../pages/index.js';
 import { versionGeneration } from './audiences.generation-worker.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { modelWriter } from './audiences.model-writer.js';
 import { PageCopy } from './audiences.page-copy.js';
+import { retryDelayMs } from '../../workers/leased-jobs.js';
 
 const t = useTestApp({ tenants: ['Alice'] });
 const [alice] = t.tenants;
@@ -98,7 +100,11 @@ afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 /** Queues a version (endpoint 6) and runs the worker with the model writer until nothing is runnable. */
-async function generate(answers: FakeAnswer[], generator: VersionGenerator = modelWriter(new LlmClient(settings()))) {
+async function generate(
+  answers: FakeAnswer[],
+  generator: VersionGenerator = modelWriter(new LlmClient(settings())),
+  budget?: TokenBudget,
+) {
   fake.answer(...answers);
   const created = await t.request(alice, {
     method: 'POST',
@@ -108,7 +114,7 @@ async function generate(answers: FakeAnswer[], generator: VersionGenerator = mod
   expect(created.statusCode).toBe(201);
   await versionGeneration(
     { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
-    { generator },
+    { generator, budget },
   ).drain();
   return alice.scope
     .selectFrom('audience_versions')
@@ -285,9 +291,116 @@ describe('the model writer against an OpenAI-compatible endpoint', () => {
     expect((await visit(t, HOST, '/pricing')).body).toBe(before.body);
   });
 
+  it('fails at once on 403, naming LLM_API_KEY and LLM_MODEL', async () => {
+    const row = await generate([{ status: 403, message: 'project has no access to model' }]);
+    expect(row).toMatchObject({ status: 'cancelled', attempts: 1 });
+    expect(row.failure_reason).toBe(
+      'the key may not use this model (403): check LLM_API_KEY and LLM_MODEL ("test-model")',
+    );
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('honours a 503 with Retry-After as an HTTP date; a 429 without Retry-After is a failed attempt', async () => {
+    // the provider's date is read against real time (the provider's clock), not the test's
+    const at = new Date(Date.now() + 30_000).toUTCString();
+    const busy = await generate([{ status: 503, headers: { 'retry-after': at }, message: 'overloaded' }]);
+    expect(busy).toMatchObject({ status: 'pending', attempts: 0 });
+    const waited = Date.parse(busy.available_at!) - t.clock.now().getTime();
+    expect(waited).toBeGreaterThan(25_000);
+    expect(waited).toBeLessThanOrEqual(30_000);
+    expect(busy.failure_reason).toBe(`the provider is busy (503); retrying after ${waited} ms`);
+
+    const limited = await generate([{ status: 429, message: 'rate limited' }]);
+    expect(limited).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(limited.available_at).toBe(new Date(t.clock.now().getTime() + retryDelayMs(1)).toISOString());
+    expect(limited.failure_reason).toBe('the provider failed (429) (rate limited)');
+  });
+
+  it('cancels a version whose every attempt failed, on the retry schedule, with its reason; the live version keeps serving', async () => {
+    const before = await visit(t, HOST, '/pricing');
+    fake.otherwise = { status: 502, message: 'bad gateway' };
+    const generation = versionGeneration(
+      { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
+      { generator: modelWriter(new LlmClient(settings())) },
+    );
+    const first = await generate(
+      [{ content: copy(), delayMs: 3_000 }],
+      modelWriter(new LlmClient(settings({ timeoutMs: 1_000 }))),
+    );
+    expect(first).toMatchObject({ status: 'pending', attempts: 1 });
+    const row = () =>
+      alice.scope.selectFrom('audience_versions').selectAll().where('id', '=', first.id).executeTakeFirstOrThrow();
+
+    t.clock.advance(retryDelayMs(1) - 1);
+    expect(await generation.drain()).toEqual([]); // not before its time
+    t.clock.advance(1);
+    await generation.drain();
+    expect(await row()).toMatchObject({
+      status: 'pending',
+      attempts: 2,
+      failure_reason: 'the provider failed (502) (bad gateway)',
+    });
+    t.clock.advance(retryDelayMs(2));
+    await generation.drain();
+    const cancelled = await row();
+    expect(cancelled).toMatchObject({
+      status: 'cancelled',
+      attempts: 3,
+      failure_reason: 'the provider failed (502) (bad gateway)',
+    });
+    expect(cancelled.input_tokens).toBeNull(); // no answer, no usage
+    expect(fake.requests).toHaveLength(3);
+    const event = await alice.scope
+      .selectFrom('events')
+      .select(['type', 'data'])
+      .where('type', '=', 'page.version.processed')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(event.data).toMatchObject({
+      versionId: first.id,
+      outcome: 'failed',
+      failure: { reason: 'the provider failed (502) (bad gateway)', attempts: 3 },
+    });
+    expect((await visit(t, HOST, '/pricing')).body).toBe(before.body);
+  });
+
   it('sends no Authorization header without LLM_API_KEY (local servers)', async () => {
     await generate([{ content: copy() }], modelWriter(new LlmClient(settings({ apiKey: null }))));
     expect(fake.requests[0]!.headers.authorization).toBeUndefined();
+  });
+  it("waits for the next UTC day once the tenant's daily token budget is spent, the reason on the version", async () => {
+    const budget = new TokenBudget(1_000, t.clock);
+    const writer = modelWriter(new LlmClient(settings()));
+    const live = await generate(
+      [{ content: copy(), usage: { prompt_tokens: 1234, completion_tokens: 321 } }],
+      writer,
+      budget,
+    );
+    expect(live).toMatchObject({ status: 'published', input_tokens: 1234, output_tokens: 321 });
+    const before = await visit(t, HOST, '/pricing');
+
+    const waiting = await generate([{ content: copy() }], writer, budget);
+    expect(fake.requests).toHaveLength(1); // no call made over the budget
+    const midnight = `${t.clock.now().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    const nextDay = new Date(Date.parse(midnight) + 24 * 3_600_000).toISOString();
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, available_at: nextDay });
+    expect(waiting.failure_reason).toBe(
+      `the tenant's daily token budget is spent (1555 of LLM_DAILY_TOKEN_BUDGET 1000 tokens on ${midnight.slice(0, 10)} UTC); it resumes at ${nextDay}`,
+    );
+    expect((await visit(t, HOST, '/pricing')).body).toBe(before.body);
+
+    t.clock.set(nextDay);
+    await versionGeneration(
+      { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
+      { generator: writer, budget },
+    ).drain();
+    const resumed = await alice.scope
+      .selectFrom('audience_versions')
+      .selectAll()
+      .where('id', '=', waiting.id)
+      .executeTakeFirstOrThrow();
+    expect(resumed).toMatchObject({ status: 'published', attempts: 1 });
+    expect(await budget.for(alice.scope).remaining()).toMatchObject({ used: 150, calls: 1, remaining: 850 });
   });
 });
 

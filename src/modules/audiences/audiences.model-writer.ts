@@ -28,6 +28,7 @@ export function modelWriter(client: LlmClient): VersionGenerator {
             schema,
             messages,
             signal: options.signal,
+            budget: options.budget,
           });
           spent = addUsage(spent, answer.usage);
           text = answer.text;

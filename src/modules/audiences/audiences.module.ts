@@ -7,6 +7,7 @@ import { generationWorker } from './audiences.generation-worker.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { modelWriter } from './audiences.model-writer.js';
 import { LlmClient, llmSettings } from '../../llm/client.js';
+import { TokenBudget } from '../../llm/token-budget.js';
 import type { Config } from '../../config.js';
 import type { VersionGenerator } from './audiences.generator.js';
 
@@ -21,6 +22,8 @@ export const audiencesModule: ServiceModule = {
   schemas: audienceSchemas,
   routes: audiencesRoutes,
   demo: audiencesDemo,
-  workers: (ctx) => [generationWorker(ctx, versionGenerator(ctx.config))],
+  workers: (ctx) => [
+    generationWorker(ctx, versionGenerator(ctx.config), new TokenBudget(ctx.config.llmDailyTokenBudget, ctx.clock)),
+  ],
   commands: audiencesCommands,
 };

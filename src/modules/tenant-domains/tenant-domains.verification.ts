@@ -11,6 +11,7 @@ import { isLocalhostName } from '../../lib/domain-name.js';
 import { txtResolver, type TxtResolver } from '../../net/dns-resolver.js';
 import * as q from './tenant-domains.queries.js';
 import type { CheckResult, DomainVerification, TenantDomain } from './tenant-domains.schemas.js';
+import { servingChanged } from '../serving/index.js';
 
 /**
  * Proof of a domain claim (docs/pages-runtime.md, Domains): a TXT record at
@@ -296,15 +297,18 @@ async function applyCheckIn(
     return { kind: 'superseded', row: await supersede(tx, row) };
   }
   const { event, changes } = afterCheck(row, check, clock.now(), trigger);
-  const servingChanged = changes.status !== undefined && changes.status !== row.status;
+  const servingChanges = changes.status !== undefined && changes.status !== row.status;
   try {
-    await tx.savepoint('domain_check', (sp) => q.updateTenantDomain(sp, id, changes, { servingChanged }));
+    await tx.savepoint('domain_check', (sp) =>
+      q.updateTenantDomain(sp, id, changes, { servingChanged: servingChanges }),
+    );
   } catch (error) {
     // PostgreSQL: another tenant's proof of the same name committed first (the unique index of
     // verified host names). SQLite serializes writers, so the check above has seen it.
     if (!isUniqueViolation(error)) throw error;
     return { kind: 'superseded', row: await supersede(tx, row) };
   }
+  if (servingChanges) await servingChanged(tx);
   if (event === 'verified') await q.supersedeOtherClaims(tx, row.hostname, id);
   return { kind: 'checked', event, row: (await q.findTenantDomain(tx, id))! };
 }

@@ -1,7 +1,9 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import { forUpdate } from '../../db/dialect.js';
+import { keysetAfter, type KeysetColumn } from '../../db/keyset.js';
 import type { TopicEntriesTable, TopicsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 
 const TOPIC_COLUMNS = [
   'topics.id',
@@ -44,6 +46,52 @@ export async function insertTopic(scope: TenantScope, row: Omit<Insertable<Topic
   await scope.insertInto('topics', row).execute();
 }
 
+/** The listing order of topics: sortOrder, then creation (ids are time-ordered). */
+const TOPIC_ORDER: KeysetColumn[] = [
+  { ref: 'topics.sort_order', direction: 'asc' },
+  { ref: 'topics.id', direction: 'asc' },
+];
+
+/** A page of the tenant's topics in listing order (up to `limit + 1` rows, see Pager). */
+export async function listTopics(scope: TenantScope, window: KeysetWindow) {
+  let query = scope.selectFrom('topics').select(TOPIC_COLUMNS);
+  if (window.after) query = query.where(keysetAfter(TOPIC_ORDER, window.after));
+  return query
+    .orderBy('topics.sort_order')
+    .orderBy('topics.id')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+export async function countTopics(scope: TenantScope): Promise<number> {
+  const row = await scope
+    .selectFrom('topics')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The tenant's first topic in listing order (the one made default when the default goes). */
+export async function firstTopic(scope: TenantScope) {
+  return scope
+    .selectFrom('topics')
+    .select('topics.id')
+    .orderBy('topics.sort_order')
+    .orderBy('topics.id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function updateTopic(scope: TenantScope, topicId: string, changes: Updateable<TopicsTable>) {
+  await scope.updateTable('topics').set(changes).where('topics.id', '=', topicId).execute();
+}
+
+/** Deletes a topic and its entries. */
+export async function deleteTopic(scope: TenantScope, topicId: string) {
+  await scope.deleteFrom('topic_entries').where('topic_entries.topic_id', '=', topicId).execute();
+  await scope.deleteFrom('topics').where('topics.id', '=', topicId).execute();
+}
+
 export async function touchTopic(scope: TenantScope, topicId: string, updatedAt: string) {
   await scope.updateTable('topics').set({ updated_at: updatedAt }).where('topics.id', '=', topicId).execute();
 }
@@ -57,6 +105,36 @@ export async function listEntries(scope: TenantScope, topicId: string) {
     .orderBy('topic_entries.sort_order')
     .orderBy('topic_entries.id')
     .execute();
+}
+
+/** The entries of several topics, each topic's in order (for a page of the topic list). */
+export async function listEntriesOf(scope: TenantScope, topicIds: string[]) {
+  if (topicIds.length === 0) return [];
+  return scope
+    .selectFrom('topic_entries')
+    .select(ENTRY_COLUMNS)
+    .where('topic_entries.topic_id', 'in', topicIds)
+    .orderBy('topic_entries.topic_id')
+    .orderBy('topic_entries.sort_order')
+    .orderBy('topic_entries.id')
+    .execute();
+}
+
+export async function findEntry(scope: TenantScope, topicId: string, entryId: string) {
+  return scope
+    .selectFrom('topic_entries')
+    .select(ENTRY_COLUMNS)
+    .where('topic_entries.topic_id', '=', topicId)
+    .where('topic_entries.id', '=', entryId)
+    .executeTakeFirst();
+}
+
+export async function updateEntry(scope: TenantScope, entryId: string, changes: Updateable<TopicEntriesTable>) {
+  await scope.updateTable('topic_entries').set(changes).where('topic_entries.id', '=', entryId).execute();
+}
+
+export async function deleteEntry(scope: TenantScope, entryId: string) {
+  await scope.deleteFrom('topic_entries').where('topic_entries.id', '=', entryId).execute();
 }
 
 export async function entryStats(scope: TenantScope, topicId: string) {

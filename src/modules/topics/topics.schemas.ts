@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, ResourceId, Timestamp, strict } from '../../http/schemas.js';
+import { Envelope, Nullable, PaginationQuery, ResourceId, Timestamp, strict } from '../../http/schemas.js';
 
 /** Limits the spec leaves open (docs/api.md, Topics). */
 export const TOPIC_LIMITS = {
   title: 255,
+  purpose: 2000,
   contentType: 100,
   content: 100_000,
   entriesPerTopic: 1000,
@@ -38,6 +39,22 @@ export const TopicEntryCreateBody = Type.Object(
   strict,
 );
 
+export const TopicPatchBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: TOPIC_LIMITS.title })),
+    purpose: Type.Optional(Nullable(Type.String({ maxLength: TOPIC_LIMITS.purpose }))),
+    sortOrder: Type.Optional(SortOrder),
+  },
+  strict,
+);
+
+export const TopicEntryPatchBody = Type.Object(
+  { content: Type.Optional(TopicEntryContent), sortOrder: Type.Optional(SortOrder) },
+  strict,
+);
+
+export const TopicListQuery = Type.Object({ ...PaginationQuery }, strict);
+
 export const TopicEntry = Type.Object(
   {
     topicEntryId: Type.String(),
@@ -65,10 +82,15 @@ export const Topic = Type.Object(
 );
 
 export const TopicParams = Type.Object({ topic_id: ResourceId }, strict);
+export const TopicEntryParams = Type.Object({ topic_id: ResourceId, topic_entry_id: ResourceId }, strict);
+
+export const TopicList = Envelope(Type.Ref('Topic'), { $id: 'TopicList' });
 
 export type TopicEntry = Static<typeof TopicEntry>;
 export type Topic = Omit<Static<typeof Topic>, 'entries'> & { entries: TopicEntry[] };
 export type TopicCreateBody = Static<typeof TopicCreateBody>;
 export type TopicEntryCreateBody = Static<typeof TopicEntryCreateBody>;
+export type TopicPatchBody = Static<typeof TopicPatchBody>;
+export type TopicEntryPatchBody = Static<typeof TopicEntryPatchBody>;
 
 export const topicSchemas = [TopicEntry, Topic];

@@ -204,3 +204,231 @@ describe('demo', () => {
     expect(topics[0]!.entries.map((e) => e.sortOrder)).toEqual([0, 1, 2]);
   });
 });
+
+const get = (tenant: Tenant, url: string) => t.request(tenant, { method: 'GET', url });
+const patch = (tenant: Tenant, url: string, body: unknown) =>
+  t.request(tenant, { method: 'PATCH', url, payload: body as object });
+const del = (tenant: Tenant, url: string) => t.request(tenant, { method: 'DELETE', url });
+
+describe('GET /v0/topics (extension)', () => {
+  it('lists the topics by sortOrder then creation, with their entries, in pages', async () => {
+    const tenant = await t.createTenant();
+    const a = await topicOf(tenant, 'A');
+    const b = await topicOf(tenant, 'B');
+    const c = (await createTopic(tenant, { title: 'C', sortOrder: 0 })).json().topicId;
+    await createEntry(tenant, b, { content: { type: 'note', content: 'b2' }, sortOrder: 5 });
+    await createEntry(tenant, b, { content: { type: 'note', content: 'b1' }, sortOrder: 1 });
+    await topicOf(bob, 'Not Alice');
+
+    const first = await get(tenant, '/v0/topics?limit=2');
+    expect(first.statusCode).toBe(200);
+    const body = first.json();
+    expect(body).toMatchObject({ hasMore: true, totalCount: 3 });
+    expect(body.items.map((x: { topicId: string }) => x.topicId)).toEqual([a, c]);
+    const second = (await get(tenant, `/v0/topics?limit=2&cursor=${body.nextCursor}`)).json();
+    expect(second).toMatchObject({ hasMore: false, nextCursor: null, totalCount: 3 });
+    expect(second.items).toHaveLength(1);
+    expect(second.items[0]).toMatchObject({ topicId: b, title: 'B' });
+    expect(second.items[0].entries.map((e: { content: { content: string } }) => e.content.content)).toEqual([
+      'b1',
+      'b2',
+    ]);
+    // A cursor of another tenant's list is refused.
+    const foreign = await get(bob, `/v0/topics?cursor=${body.nextCursor}`);
+    expect(foreign.statusCode).toBe(400);
+    expect(problem(foreign).code).toBe('invalid_cursor');
+  });
+
+  it('is an empty envelope for a tenant without topics', async () => {
+    const tenant = await t.createTenant();
+    expect((await get(tenant, '/v0/topics')).json()).toEqual({
+      hasMore: false,
+      items: [],
+      nextCursor: null,
+      totalCount: 0,
+    });
+  });
+});
+
+describe('GET /v0/topics/{topic_id} (extension)', () => {
+  it('answers the topic with its entries; 404 for another tenant’s or an unknown one', async () => {
+    const topicId = await topicOf(alice, 'Pricing');
+    await createEntry(alice, topicId, { content: { type: 'note', content: 'x' } });
+    const res = await get(alice, `/v0/topics/${topicId}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(await getTopic(alice.scope, topicId));
+    expect(res.json().entries).toHaveLength(1);
+    for (const id of [topicId, newId('topic')]) {
+      const other = await get(bob, `/v0/topics/${id}`);
+      expect(other.statusCode).toBe(404);
+      expect(problem(other).code).toBe('not_found');
+    }
+    expect((await get(alice, '/v0/topics/x')).statusCode).toBe(404);
+  });
+});
+
+describe('PATCH /v0/topics/{topic_id} (extension)', () => {
+  it('changes title, purpose and position; reorders the list; a no-op keeps updatedAt', async () => {
+    const tenant = await t.createTenant();
+    const a = await topicOf(tenant, 'A');
+    const b = await topicOf(tenant, 'B');
+    t.clock.advance(1000);
+    const res = await patch(tenant, `/v0/topics/${b}`, { title: 'B2', purpose: 'Answers pricing', sortOrder: 0 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      topicId: b,
+      title: 'B2',
+      purpose: 'Answers pricing',
+      sortOrder: 0,
+      isDefault: false,
+      updatedAt: t.clock.now().toISOString(),
+    });
+    // Ties keep creation order: a (0) then b (0).
+    const order = (await get(tenant, '/v0/topics')).json().items.map((x: { topicId: string }) => x.topicId);
+    expect(order).toEqual([a, b]);
+    await patch(tenant, `/v0/topics/${a}`, { sortOrder: 7 });
+    expect((await get(tenant, '/v0/topics')).json().items.map((x: { topicId: string }) => x.topicId)).toEqual([b, a]);
+    const updatedAt = (await getTopic(tenant.scope, b)).updatedAt;
+    t.clock.advance(1000);
+    const same = await patch(tenant, `/v0/topics/${b}`, { title: 'B2' });
+    expect(same.json().updatedAt).toBe(updatedAt);
+    expect((await patch(tenant, `/v0/topics/${b}`, {})).json().updatedAt).toBe(updatedAt);
+    expect((await patch(tenant, `/v0/topics/${b}`, { purpose: null })).json().purpose).toBeNull();
+  });
+
+  it.each([
+    [{ title: '' }, '/body/title'],
+    [{ title: null }, '/body/title'],
+    [{ purpose: 'p'.repeat(TOPIC_LIMITS.purpose + 1) }, '/body/purpose'],
+    [{ sortOrder: -1 }, '/body/sortOrder'],
+    [{ sortOrder: 2 ** 53 }, '/body/sortOrder'],
+    [{ isDefault: true }, '/body/isDefault'],
+  ])('refuses %j with 422 and changes nothing', async (body, field) => {
+    const topicId = await topicOf(alice, 'Unchanged');
+    const before = await getTopic(alice.scope, topicId);
+    const res = await patch(alice, `/v0/topics/${topicId}`, body);
+    expect(res.statusCode).toBe(422);
+    expect(problem(res).errors.map((e) => e.path)).toContain(field);
+    expect(await getTopic(alice.scope, topicId)).toEqual(before);
+  });
+
+  it('is 404 on another tenant’s topic and changes nothing', async () => {
+    const bobsTopic = await topicOf(bob, 'Bob');
+    const res = await patch(alice, `/v0/topics/${bobsTopic}`, { title: 'Stolen' });
+    expect(res.statusCode).toBe(404);
+    expect((await getTopic(bob.scope, bobsTopic)).title).toBe('Bob');
+  });
+});
+
+describe('DELETE /v0/topics/{topic_id} (extension)', () => {
+  it('deletes the topic and its entries; the next topic becomes the default', async () => {
+    const tenant = await t.createTenant();
+    const a = await topicOf(tenant, 'A');
+    const b = await topicOf(tenant, 'B');
+    const c = await topicOf(tenant, 'C');
+    await patch(tenant, `/v0/topics/${c}`, { sortOrder: 0 });
+    await createEntry(tenant, a, { content: { type: 'note', content: 'gone' } });
+    const before = await rows();
+    const res = await del(tenant, `/v0/topics/${a}`);
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expect(await rows()).toEqual({ topics: before.topics - 1, entries: before.entries - 1 });
+    expect((await get(tenant, `/v0/topics/${a}`)).statusCode).toBe(404);
+    expect((await del(tenant, `/v0/topics/${a}`)).statusCode).toBe(404);
+    const left = (await get(tenant, '/v0/topics')).json().items;
+    expect(left.map((x: { topicId: string; isDefault: boolean }) => [x.topicId, x.isDefault])).toEqual([
+      [c, true],
+      [b, false],
+    ]);
+    // Deleting a non-default topic leaves the default alone; deleting all, the next one is default again.
+    await del(tenant, `/v0/topics/${b}`);
+    expect((await getTopic(tenant.scope, c)).isDefault).toBe(true);
+    await del(tenant, `/v0/topics/${c}`);
+    expect((await createTopic(tenant, { title: 'New' })).json()).toMatchObject({ isDefault: true, sortOrder: 0 });
+  });
+
+  it('is 404 on another tenant’s topic and deletes nothing', async () => {
+    const bobsTopic = await topicOf(bob, 'Bob');
+    const before = await rows();
+    expect((await del(alice, `/v0/topics/${bobsTopic}`)).statusCode).toBe(404);
+    expect(await rows()).toEqual(before);
+  });
+});
+
+describe('PATCH and DELETE /v0/topics/{topic_id}/entries/{topic_entry_id} (extension)', () => {
+  it('changes content and position, moving the topic’s updatedAt; a no-op changes nothing', async () => {
+    const topicId = await topicOf(alice, 'Entries');
+    const one = (await createEntry(alice, topicId, { content: { type: 'note', content: 'one' } })).json();
+    const two = (await createEntry(alice, topicId, { content: { type: 'note', content: 'two' } })).json();
+    t.clock.advance(1000);
+    const res = await patch(alice, `/v0/topics/${topicId}/entries/${two.topicEntryId}`, {
+      content: { type: 'answer', content: 'TWO' },
+      sortOrder: 0,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      ...two,
+      content: { type: 'answer', content: 'TWO' },
+      sortOrder: 0,
+      updatedAt: t.clock.now().toISOString(),
+    });
+    const topic = await getTopic(alice.scope, topicId);
+    expect(topic.entries.map((e) => e.topicEntryId)).toEqual([one.topicEntryId, two.topicEntryId]);
+    await patch(alice, `/v0/topics/${topicId}/entries/${one.topicEntryId}`, { sortOrder: 3 });
+    expect((await getTopic(alice.scope, topicId)).entries.map((e) => e.content.content)).toEqual(['TWO', 'one']);
+    expect(topic.updatedAt).toBe(t.clock.now().toISOString());
+    t.clock.advance(1000);
+    const same = await patch(alice, `/v0/topics/${topicId}/entries/${one.topicEntryId}`, {
+      content: { type: 'note', content: 'one' },
+    });
+    expect(same.json()).toEqual((await getTopic(alice.scope, topicId)).entries[1]);
+    expect((await getTopic(alice.scope, topicId)).updatedAt).toBe(topic.updatedAt);
+  });
+
+  it('deletes an entry (204), moving the topic’s updatedAt; a second delete is 404', async () => {
+    const topicId = await topicOf(alice, 'Deleting');
+    const one = (await createEntry(alice, topicId, { content: { type: 'note', content: 'one' } })).json();
+    t.clock.advance(1000);
+    const url = `/v0/topics/${topicId}/entries/${one.topicEntryId}`;
+    expect((await del(alice, url)).statusCode).toBe(204);
+    const topic = await getTopic(alice.scope, topicId);
+    expect(topic.entries).toEqual([]);
+    expect(topic.updatedAt).toBe(t.clock.now().toISOString());
+    expect((await del(alice, url)).statusCode).toBe(404);
+  });
+
+  it('is 404 for another tenant’s entry, or an entry under another topic, and changes nothing', async () => {
+    const bobsTopic = await topicOf(bob, 'Bob');
+    const bobsEntry = (await createEntry(bob, bobsTopic, { content: { type: 'note', content: 'b' } })).json();
+    const alicesTopic = await topicOf(alice, 'Alice');
+    const other = await topicOf(alice, 'Other');
+    const alicesEntry = (await createEntry(alice, alicesTopic, { content: { type: 'note', content: 'a' } })).json();
+    const before = await rows();
+    for (const url of [
+      `/v0/topics/${bobsTopic}/entries/${bobsEntry.topicEntryId}`,
+      `/v0/topics/${alicesTopic}/entries/${bobsEntry.topicEntryId}`,
+      `/v0/topics/${other}/entries/${alicesEntry.topicEntryId}`,
+      `/v0/topics/${alicesTopic}/entries/${newId('topicEntry')}`,
+    ]) {
+      const p = await patch(alice, url, { content: { type: 'note', content: 'hacked' } });
+      expect(p.statusCode, url).toBe(404);
+      expect((await del(alice, url)).statusCode, url).toBe(404);
+    }
+    expect(await rows()).toEqual(before);
+    expect((await getTopic(bob.scope, bobsTopic)).entries[0]!.content.content).toBe('b');
+    expect((await getTopic(alice.scope, alicesTopic)).entries[0]!.content.content).toBe('a');
+  });
+
+  it.each([
+    [{ content: { type: 'note' } }, '/body/content/content'],
+    [{ content: null }, '/body/content'],
+    [{ sortOrder: 1.5 }, '/body/sortOrder'],
+    [{ topicId: 'x' }, '/body/topicId'],
+  ])('refuses %j with 422', async (body, field) => {
+    const topicId = await topicOf(alice, 'Validated');
+    const entry = (await createEntry(alice, topicId, { content: { type: 'note', content: 'v' } })).json();
+    const res = await patch(alice, `/v0/topics/${topicId}/entries/${entry.topicEntryId}`, body);
+    expect(res.statusCode).toBe(422);
+    expect(problem(res).errors.map((e) => e.path)).toContain(field);
+  });
+});
