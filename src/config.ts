@@ -370,6 +370,15 @@ const domains = group('Tenant domains and DNS', {
   }),
 });
 
+const consoleSettings = group('Console', {
+  consoleSessionIdleMinutes: setting(wholeNumber(1, 10_080), {
+    env: 'CONSOLE_SESSION_IDLE_MINUTES',
+    default: 60,
+    description:
+      'A console session unused for this many minutes is over: the next request asks to sign in again ([console.md](console.md#sign-in)). A session never lasts more than 12 hours in any case.',
+  }),
+});
+
 /** Every setting, by group (the groups are the sections of docs/configuration.md). */
 export const ConfigSchema = Type.Intersect([
   database,
@@ -382,6 +391,7 @@ export const ConfigSchema = Type.Intersect([
   pages,
   languageModel,
   domains,
+  consoleSettings,
 ]);
 
 type Frozen<T> = { readonly [K in keyof T]: T[K] extends readonly (infer Item)[] ? readonly Item[] : T[K] };

@@ -305,6 +305,9 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'enrichment_jobs',
+  'console_users',
+  'console_sign_in_links',
+  'console_sessions',
   'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;

@@ -135,10 +135,25 @@ export const siteScenario: BenchScenario = {
     await scope.updateTable('pages').set({ title: 'A new plan for {{company}}' }).where('id', '=', pageId).execute();
     const { version } = await createVersion(scope, ctx.clock, pageId, audienceId, {});
     await scope.transaction((tx) => generateNow(tx, ctx.clock, version.versionId));
+    // Published from this (another) process: the service sees it within a second (its serving
+    // revisions check, issue 27); a publish through its own API or workers is seen at once.
     await publishPageDrafts(scope, ctx.clock, pageId);
-    const after = (await get('/offers/acme')).text;
-    const fresh = after.includes('A new plan for Acme Corporation');
-    if (!fresh) throw new Error('the page was stale after a publish');
+    const published = performance.now();
+    let after = '';
+    let fresh = false;
+    let firstFreshMs = 0;
+    while (!fresh && performance.now() - published < 1_000) {
+      const began = performance.now();
+      after = (await get('/offers/acme')).text;
+      fresh = after.includes('A new plan for Acme Corporation');
+      if (fresh) firstFreshMs = Math.round((performance.now() - began) * 10) / 10;
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    const seenAfterMs = Math.round(performance.now() - published);
+    console.log(
+      `  fresh after a publish made by another process: ${seenAfterMs} ms; that first request took ${firstFreshMs} ms`,
+    );
+    if (!fresh) throw new Error('the page was stale a second after a publish');
 
     // Collection: sessions started first (as the page script does), then their events under load.
     const view = /<meta name="ap-view" content="([^"]+)"/.exec(after)![1]!;
@@ -219,6 +234,8 @@ export const siteScenario: BenchScenario = {
       rowsAndMaximaExact: exact,
       hourlyCountsExact: hourly,
       freshAfterPublish: fresh,
+      freshSeenAfterMs: seenAfterMs,
+      firstFreshRequestMs: firstFreshMs,
     });
     console.log(
       `  checked: ${SESSIONS} session rows and their maxima exact: ${exact}; hourly counts exact: ${hourly}; fresh after publish: ${fresh}`,

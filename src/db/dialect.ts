@@ -106,6 +106,11 @@ export function greatest<T>(engine: Engine, a: Expression<T>, b: Expression<T> |
   return engine === 'postgres' ? sql<T>`greatest(${a}, ${b})` : sql<T>`max(${a}, ${b})`;
 }
 
+/** A bound ISO timestamp as a value of the timestamp column type (text on SQLite, timestamptz on PostgreSQL). */
+export function timestampValue(engine: Engine, iso: string): RawBuilder<string> {
+  return engine === 'postgres' ? sql<string>`cast(${iso} as timestamptz)` : sql<string>`${iso}`;
+}
+
 /** A text value inside a JSON column, by key path (null when missing). */
 export function jsonText(engine: Engine, column: Expression<unknown>, path: string[]): RawBuilder<string | null> {
   if (engine === 'postgres') return sql<string | null>`${column} #>> ${`{${path.join(',')}}`}`;

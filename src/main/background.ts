@@ -14,6 +14,8 @@ export const backgroundWorkers: WorkerFactory[] = [
 
 /** What the server thread and the workers' thread say to each other. */
 export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' };
+/** What the workers' thread tells the server thread: a channel one of its transactions committed. */
+export type CommittedMessage = { type: 'committed'; channel: string };
 
 /**
  * The background workers on a thread of their own (WORKERS_THREAD), as the server process sees
@@ -26,14 +28,31 @@ export class BackgroundThread {
   readonly #logger: Logger;
   #worker: Worker | null = null;
   #stopping = false;
+  readonly #committed: (channel: string) => void;
+  /** The channel the thread just reported (not sent back to it). */
+  #echo: string | null = null;
 
-  constructor(logger: Logger) {
+  /**
+   * `committed(channel)`: a transaction of the thread committed a wake-up (e.g. a version it
+   * published): the server thread's own listeners hear it (its page cache), as if committed here.
+   */
+  constructor(logger: Logger, committed: (channel: string) => void = () => {}) {
     this.#logger = logger;
+    this.#committed = committed;
   }
 
   start(): void {
     const worker = spawnThread();
     worker.on('error', (err) => this.#logger.error({ err }, 'the background workers thread failed'));
+    worker.on('message', (message: CommittedMessage) => {
+      if (message.type !== 'committed') return;
+      this.#echo = message.channel;
+      try {
+        this.#committed(message.channel);
+      } finally {
+        this.#echo = null;
+      }
+    });
     worker.on('exit', (code) => {
       if (this.#worker === worker) this.#worker = null;
       if (this.#stopping) return;
@@ -47,6 +66,7 @@ export class BackgroundThread {
 
   /** Work was queued on `channel` (a request committed it): wake the thread's workers. */
   notify = (channel: string): void => {
+    if (channel === this.#echo) return;
     this.#worker?.postMessage({ type: 'wake', channel } satisfies ThreadMessage);
   };
 

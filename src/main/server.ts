@@ -46,7 +46,7 @@ async function main() {
   const threaded = config.runWorkers && config.workersThread;
   const wakeups = new CrossProcessWakeups(database, logger);
   const workers = threaded
-    ? new BackgroundThread(logger)
+    ? new BackgroundThread(logger, (channel) => database.wakeups.send(channel))
     : new WorkerRunner({ database, config, clock: systemClock, logger }, backgroundWorkers, {
         publish: wakeups.publish,
       });

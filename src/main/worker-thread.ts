@@ -5,7 +5,7 @@ import { systemClock } from '../lib/clock.js';
 import { createLogger } from '../lib/logger.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
-import { backgroundWorkers, type ThreadMessage } from './background.js';
+import { backgroundWorkers, type CommittedMessage, type ThreadMessage } from './background.js';
 import { wireEventFanOut } from './wiring.js';
 
 /**
@@ -22,6 +22,8 @@ async function run(port: NonNullable<typeof parentPort>) {
     publish: wakeups.publish,
   });
   database.wakeups.connect(runner.notify);
+  // The server thread hears what this thread committed too (its page cache: a version published here).
+  database.wakeups.connect((channel) => port.postMessage({ type: 'committed', channel } satisfies CommittedMessage));
   await wakeups.start(runner.wake);
 
   port.on('message', (message: ThreadMessage) => {

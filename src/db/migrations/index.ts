@@ -18,6 +18,7 @@ import * as m0030 from './0030-domain-verification.js';
 import * as m0031 from './0031-domain-checks.js';
 import * as m0050 from './0050-agent-passages.js';
 import * as m0060 from './0060-serving-revisions.js';
+import * as m0065 from './0065-console.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0031-domain-checks': m0031,
   '0050-agent-passages': m0050,
   '0060-serving-revisions': m0060,
+  '0065-console': m0065,
 };

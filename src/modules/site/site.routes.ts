@@ -53,6 +53,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     tenantOf: (request: FastifyRequest) => hosts.tenantOf(requestHostname(request.headers.host) ?? ''),
     origin,
     pages: new PageService(database, signer, renderAssets, store, revisions, config.pageCacheMegabytes * 1024 * 1024),
+    revisions,
     signer,
     tokens,
   };
