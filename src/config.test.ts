@@ -271,6 +271,17 @@ describe('parseConfig', () => {
       expect(() => parseConfig({ DNS_SERVERS: bad }), bad).toThrow(/DNS_SERVERS/);
     }
   });
+  it('takes an http ENRICHMENT_URL in development only (production: https, issue 26)', () => {
+    const production = { NODE_ENV: 'production', SECRET_KEY: KEY, PUBLIC_BASE_URL: 'https://api.pages.test' };
+    expect(parseConfig({ ENRICHMENT_URL: 'http://localhost:9000/enrich' }).enrichmentUrl).toBe(
+      'http://localhost:9000/enrich',
+    );
+    expect(problemsOf({ ...production, ENRICHMENT_URL: 'http://enrich.example/x' })).toEqual([
+      'ENRICHMENT_URL must be an https URL in production: it carries visitors’ emails and ENRICHMENT_TOKEN',
+    ]);
+    expect(problemsOf({ ...production, ENRICHMENT_URL: 'https://enrich.example/x' })).toEqual([]);
+  });
+
   it('reads API_HOSTNAMES as host names, lowercase, without a trailing dot', () => {
     expect(parseConfig({}).apiHostnames).toEqual([]);
     expect(parseConfig({ API_HOSTNAMES: 'API.pages.example.com., api2.pages.example.com' }).apiHostnames).toEqual([

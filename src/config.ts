@@ -239,7 +239,11 @@ const enrichment = group('Enrichment', {
       default: null,
       secret: true,
       description:
-        "The provider form submissions are POSTed to (`http` enricher, [forms.md](forms.md#enrichment)), reached through the webhooks' SSRF policy. Unset: the built-in `domain` enricher alone.",
+        "The provider form submissions are POSTed to (`http` enricher, [forms.md](forms.md#enrichment)), reached through the webhooks' SSRF policy. Unset: the built-in `domain` enricher alone. `https:` only with `NODE_ENV=production` (it carries visitors' emails and the token).",
+      check: (value, { nodeEnv }: { nodeEnv: string | null }) =>
+        value !== null && nodeEnv === 'production' && !value.startsWith('https:')
+          ? 'must be an https URL in production: it carries visitors’ emails and ENRICHMENT_TOKEN'
+          : undefined,
     },
   ),
   enrichmentToken: setting(optional(text('any text')), {

@@ -300,6 +300,7 @@ const TENANT_TABLES = [
   'audience_sessions',
   'audience_session_hours',
   'tenant_domains',
+  'tenant_domain_checks',
   'page_links',
   'webhook_subscriptions',
   'webhook_deliveries',

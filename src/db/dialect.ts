@@ -76,6 +76,14 @@ export function forUpdate<QB extends { forUpdate(): QB }>(engine: Engine, qb: QB
 }
 
 /**
+ * A shared row lock (PostgreSQL `for share`): waits for a writer holding the row and then reads
+ * what it committed; readers do not wait for each other. SQLite: nothing to add (see forUpdate).
+ */
+export function forShare<QB extends { forShare(): QB }>(engine: Engine, qb: QB): QB {
+  return engine === 'postgres' ? qb.forShare() : qb;
+}
+
+/**
  * Whether several writes can be one statement: a data-modifying `WITH` whose later parts read what
  * the earlier ones wrote. PostgreSQL has it, and there it pays: every statement is a round trip
  * (ADR 0006). SQLite has none, and no round trips to save: its callers write statement by statement.

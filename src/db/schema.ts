@@ -271,6 +271,19 @@ interface AudienceSessionHoursTable {
  * one. It serves only once proven (`verified`) by a DNS TXT record (modules/tenant-domains,
  * tenant-domains.verification.ts); several tenants may hold claims on one name, one verified.
  */
+/**
+ * The leased-job queue of domain checks (migration 0031): one row per domain; `available_at` is
+ * when the next check is due (`due`) or the lease's end (`checking`); `idle`: none planned.
+ */
+export interface TenantDomainChecksTable {
+  tenant_domain_id: string;
+  tenant_id: string;
+  status: 'due' | 'checking' | 'idle';
+  attempts: number;
+  lease_token: string | null;
+  available_at: Timestamp | null;
+}
+
 export interface TenantDomainsTable {
   id: string;
   tenant_id: string;
@@ -548,6 +561,7 @@ export interface DB {
   audience_sessions: AudienceSessionsTable;
   audience_session_hours: AudienceSessionHoursTable;
   tenant_domains: TenantDomainsTable;
+  tenant_domain_checks: TenantDomainChecksTable;
   page_links: PageLinksTable;
   form_submissions: FormSubmissionsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;

@@ -76,11 +76,25 @@ export function portOf(url: URL): number {
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /**
+ * Whether outgoing requests carrying personal data or tokens (webhooks, the enricher) must use
+ * `https:`: in production, yes; development keeps `http:` for receivers on the developer's machine.
+ */
+export function httpsOnlyIn(config: { nodeEnv: string | null }): boolean {
+  return config.nodeEnv === 'production';
+}
+
+/**
  * The creation-time check of a subscription URL: fast feedback only, the real check is made on
  * every connection. Returns what is wrong, or null. `new URL` has already turned `2130706433`,
  * `0x7f.1` and `127.1` into `127.0.0.1`, so IP literals are judged in their canonical form.
+ * `httpsOnly` (production): plain `http:` is refused too.
  */
-export function webhookUrlProblem(text: string, policy: AddressPolicy, ports: PortRule): string | null {
+export function webhookUrlProblem(
+  text: string,
+  policy: AddressPolicy,
+  ports: PortRule,
+  httpsOnly = false,
+): string | null {
   let url: URL;
   try {
     url = new URL(text);
@@ -88,6 +102,7 @@ export function webhookUrlProblem(text: string, policy: AddressPolicy, ports: Po
     return 'must be an absolute URL';
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
+  if (httpsOnly && url.protocol !== 'https:') return 'must use https (plain http is refused in production)';
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
   if (url.hostname === '') return 'must have a host';
   const host = url.hostname.replace(/^\[|\]$/g, '');

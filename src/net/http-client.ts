@@ -41,6 +41,8 @@ export interface SafeHttpClientOptions {
   userAgent?: string;
   /** The ports a request may reach (default: 80 and 443 only). */
   ports?: PortRule;
+  /** Refuse plain `http:` URLs (production: see `httpsOnlyIn`). */
+  httpsOnly?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ export interface SafeHttpClientOptions {
 export class SafeHttpClient {
   readonly #policy: AddressPolicy;
   readonly #ports: PortRule;
+  readonly #httpsOnly: boolean;
   readonly #resolver: Resolver;
   readonly #timeoutMs: number;
   readonly #readBytes: number;
@@ -65,6 +68,7 @@ export class SafeHttpClient {
   constructor(options: SafeHttpClientOptions) {
     this.#policy = options.policy;
     this.#ports = options.ports ?? portRule([]);
+    this.#httpsOnly = options.httpsOnly ?? false;
     this.#resolver = options.resolver ?? dnsResolver();
     this.#timeoutMs = options.timeoutMs;
     // One byte past the cap proves the answer is longer than the cap.
@@ -114,6 +118,8 @@ export class SafeHttpClient {
       return done({ error: 'invalid URL' });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return done({ error: 'unsupported scheme' });
+    // A URL stored before production refused plain http (or by an older version) is refused here.
+    if (this.#httpsOnly && url.protocol !== 'https:') return done({ error: 'insecure_scheme: https is required' });
     // Checked again at send time: a URL stored before the rule (or the port list) changed.
     if (!this.#ports(portOf(url))) return done({ error: `blocked_port: ${portOf(url)} is not an allowed port` });
     const hostname = url.hostname.replace(/^\[|\]$/g, '');

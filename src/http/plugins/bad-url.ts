@@ -20,7 +20,7 @@ export function answerUnroutable(authenticate: Authenticate) {
         reply,
         error.code === 'FST_ERR_BAD_URL'
           ? new AppError('bad_request', 'The URL path is not valid percent-encoding (RFC 3986, e.g. %ZZ).')
-          : toAppError(error),
+          : toAppError(error, request),
       );
     if (!API_PATH.test(request.url)) return answer();
     authenticate(request, reply, (refused) => {

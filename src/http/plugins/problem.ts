@@ -5,7 +5,7 @@ import { AppError, type FieldError } from '../errors.js';
 /** Turns every error into RFC 9457 problem+json; the only place that writes error bodies. */
 export function registerProblemHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = toAppError(error);
+    const problem = toAppError(error, request);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(request, reply, problem);
   });
@@ -30,7 +30,8 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 
-export function toAppError(error: FastifyError): AppError {
+/** `request`: the route's own body limit names the limit in a 413 (the app's is BODY_LIMIT_BYTES). */
+export function toAppError(error: FastifyError, request?: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (error.validation) {
     const part = PART_NAMES[error.validationContext ?? 'body'] ?? 'body';
@@ -43,7 +44,10 @@ export function toAppError(error: FastifyError): AppError {
         'Send the request body as JSON with Content-Type: application/json.',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is larger than the limit of 1 MiB.');
+      return new AppError(
+        'payload_too_large',
+        `The request body is larger than the limit of ${byteSize(request?.routeOptions?.bodyLimit)}.`,
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError(
         'malformed_json',
@@ -63,6 +67,14 @@ export function toAppError(error: FastifyError): AppError {
     return new AppError('bad_request', error.message, [], error.statusCode);
   }
   return new AppError('internal_error', 'Something went wrong on our side. The request id identifies it in our logs.');
+}
+
+/** A byte count as people read it: `8 KiB`, `1 MiB`, `1536 bytes`. */
+function byteSize(bytes: number | undefined): string {
+  if (bytes === undefined) return 'this endpoint';
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }
 
 interface AjvError {

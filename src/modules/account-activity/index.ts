@@ -1,1 +1,6 @@
-export { activityForward, latestActivityOfDomain, recordAccountActivity } from './account-activity.queries.js';
+export {
+  activityForward,
+  latestActivityOfDomain,
+  recordAccountActivity,
+  recordActivityOfPerson,
+} from './account-activity.queries.js';

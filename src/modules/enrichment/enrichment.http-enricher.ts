@@ -14,6 +14,8 @@ export interface HttpEnricherOptions {
   /** The webhooks' SSRF policy (WEBHOOK_ALLOW_PRIVATE_NETWORKS): tests call a loopback alias public. */
   policy: AddressPolicy;
   resolver?: Resolver;
+  /** Production: an `http:` URL is refused at start (config) and at every request. */
+  httpsOnly?: boolean;
 }
 
 /**
@@ -28,6 +30,7 @@ export function httpEnricher(options: HttpEnricherOptions): Enricher {
     policy: options.policy,
     // ENRICHMENT_URL is the operator's configuration, not a tenant's: any port it names is meant.
     ports: () => true,
+    httpsOnly: options.httpsOnly,
     resolver: options.resolver,
     timeoutMs: options.timeoutMs,
     maxResponseBytes: PROVIDER_RESPONSE_MAX_BYTES,

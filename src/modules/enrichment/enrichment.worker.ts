@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import { MINUTE_MS, SECOND_MS } from '../../lib/clock.js';
 import { failureText } from '../../lib/limits.js';
-import { addressPolicy } from '../../net/address-policy.js';
+import { addressPolicy, httpsOnlyIn } from '../../net/address-policy.js';
 import { dnsResolver } from '../../net/dns-resolver.js';
 import {
   done,
@@ -104,6 +104,7 @@ function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: numb
       token: config.enrichmentToken,
       timeoutMs: config.enrichmentTimeoutMs,
       policy: addressPolicy(config.webhookAllowPrivateNetworks),
+      httpsOnly: httpsOnlyIn(config),
       resolver: dnsResolver({ servers: config.dnsServers ?? undefined }),
     }),
     // The request's timeout (DNS and connection included) and slack for the two transactions.

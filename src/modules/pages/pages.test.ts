@@ -372,7 +372,10 @@ describe('PATCH /v0/pages/{page_id}', () => {
     const pageId = await makePage(alice.scope, t.clock);
     const res = await patch(alice, pageId, { pageContext: 'x'.repeat(1024 * 1024 + 10) });
     expect(res.statusCode).toBe(413);
-    expect(problem(res).code).toBe('payload_too_large');
+    expect(problem(res)).toMatchObject({
+      code: 'payload_too_large',
+      detail: 'The request body is larger than the limit of 1 MiB.',
+    });
   });
 
   it('answers 404 for unknown, deleted and other tenants’ pages, and changes nothing', async () => {

@@ -6,7 +6,7 @@ import type { KeysetWindow } from '../../http/pagination.js';
 import { withIdempotency, type StoredResponse } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { recordAccountActivity } from '../account-activity/index.js';
+import { recordActivityOfPerson } from '../account-activity/index.js';
 import { findPerson, normalizeIdentity, personToCreate, resolvePerson } from '../persons/index.js';
 import * as q from './person-logs.queries.js';
 import {
@@ -65,7 +65,8 @@ export async function writePersonLog(
         payload,
         created_at: now,
       });
-      if (person.account_domain !== null) await recordAccountActivity(tx, person.account_domain, now);
+      // The link as it is now, not as resolvePerson read it (see recordActivityOfPerson).
+      await recordActivityOfPerson(tx, person.id, now);
       return createdResult(body, person.id, id, now, created);
     },
   );

@@ -177,6 +177,15 @@ describe('POST /_ap/collect', () => {
     expect(await sessions()).toEqual(before);
   });
 
+  it('names its own limit, 8 KiB, in the 413 (not the API’s 1 MiB)', async () => {
+    const res = await collect(JSON.stringify({ t: 'start', v: view, u: 'x'.repeat(9000) }));
+    expect(res.statusCode).toBe(413);
+    expect(problem(res)).toMatchObject({
+      code: 'payload_too_large',
+      detail: 'The request body is larger than the limit of 8 KiB.',
+    });
+  });
+
   it('refuses every bad input with a 4xx and writes nothing', async () => {
     const token = await start();
     const bobsToken = (

@@ -1,4 +1,5 @@
 import type { ServiceModule } from '../module.js';
+import { domainCheckWorker } from './tenant-domains.check-job.js';
 import { tenantDomainCommands } from './tenant-domains.cli.js';
 import { tenantDomainsDemo } from './tenant-domains.demo.js';
 import { tenantDomainsRoutes } from './tenant-domains.routes.js';
@@ -16,4 +17,5 @@ export const tenantDomainsModule: ServiceModule = {
   publicRoutes: tlsAskRoutes,
   demo: tenantDomainsDemo,
   commands: tenantDomainCommands,
+  workers: (ctx) => [domainCheckWorker(ctx)],
 };

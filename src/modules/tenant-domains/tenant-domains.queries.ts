@@ -73,6 +73,43 @@ export async function updateTenantDomain(
     .execute();
 }
 
+/*
+ * The check job's queue (tenant_domain_checks, migration 0031): a row per domain that mirrors the
+ * domain's `next_check_at` for the leased-job runner.
+ */
+
+/**
+ * Queues the domain's check at `at` (idle when null), unless its job is running right now: a
+ * running job plans its next run itself when it finishes (planNextCheck).
+ */
+export async function queueCheck(scope: TenantScope, domainId: string, at: string | null) {
+  const status = at === null ? ('idle' as const) : ('due' as const);
+  await scope
+    .insertInto('tenant_domain_checks', {
+      tenant_domain_id: domainId,
+      status,
+      attempts: 0,
+      lease_token: null,
+      available_at: at,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('tenant_domain_id')
+        .doUpdateSet({ status, attempts: 0, available_at: at })
+        .where('tenant_domain_checks.status', '<>', 'checking'),
+    )
+    .execute();
+}
+
+/** The running job's next run (its lease checked by the runner, its row locked). */
+export async function planNextCheck(scope: TenantScope, domainId: string, at: string | null) {
+  await scope
+    .updateTable('tenant_domain_checks')
+    .set({ status: at === null ? 'idle' : 'due', attempts: 0, lease_token: null, available_at: at })
+    .where('tenant_domain_checks.tenant_domain_id', '=', domainId)
+    .execute();
+}
+
 /** Marks the domain removed; false when it was not live. */
 export async function markTenantDomainDeleted(scope: TenantScope, id: string, now: string): Promise<boolean> {
   const result = await scope

@@ -76,7 +76,10 @@ export async function createTenantDomain(
       }
       if (await q.hasVerifiedHolder(tx, hostname)) throw hostnameTaken(hostname);
       const id = newId('tenantDomain');
-      await q.insertTenantDomain(tx, { id, hostname, created_at: isoNow(clock), ...newClaim(hostname, clock.now()) });
+      const claim = newClaim(hostname, clock.now());
+      await q.insertTenantDomain(tx, { id, hostname, created_at: isoNow(clock), ...claim });
+      // The background check job (tenant-domains.check-job.ts) retries the claim on its schedule.
+      await q.queueCheck(tx, id, claim.next_check_at);
       return toTenantDomain((await q.findTenantDomain(tx, id))!);
     });
   } catch (error) {

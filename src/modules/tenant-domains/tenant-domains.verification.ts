@@ -263,7 +263,8 @@ type Completion =
  * Applies a check to the row, in one transaction: first to prove a host name wins, so a claim
  * whose name another tenant holds verified ends (`superseded`), and a claim that becomes verified
  * ends everyone else's. With `expected`, only a row still as it was read before the look-up (the
- * job's; anything else done meanwhile makes this check stale).
+ * job's; anything else done meanwhile makes this check stale). The domain's check job follows the
+ * new `next_check_at` (unless the job is running: it plans itself when it finishes).
  */
 async function applyCheck(
   scope: TenantScope,
@@ -273,28 +274,43 @@ async function applyCheck(
   trigger: 'request' | 'schedule',
   expected?: q.TenantDomainRow,
 ): Promise<Completion> {
+  return scope.transaction(async (tx) => {
+    const outcome = await applyCheckIn(tx, clock, id, check, trigger, expected);
+    if (outcome.kind === 'checked') await q.queueCheck(tx, id, outcome.row.next_check_at);
+    return outcome;
+  });
+}
+
+/** applyCheck's rules inside the caller's transaction (the check job's `complete`). */
+async function applyCheckIn(
+  tx: TenantScope,
+  clock: Clock,
+  id: string,
+  check: ProofCheck,
+  trigger: 'request' | 'schedule',
+  expected?: Pick<q.TenantDomainRow, 'status' | 'checked_at'>,
+): Promise<Completion> {
+  const row = await q.findTenantDomain(tx, id, { lock: true });
+  if (row === undefined) return { kind: 'gone' };
+  if (expected && (row.status !== expected.status || row.checked_at !== expected.checked_at)) return { kind: 'stale' };
+  if (row.status !== 'verified' && (await q.hasVerifiedHolder(tx, row.hostname, tx.tenantId))) {
+    return { kind: 'superseded', row: await supersede(tx, row) };
+  }
+  const { event, changes } = afterCheck(row, check, clock.now(), trigger);
+  const servingChanges = changes.status !== undefined && changes.status !== row.status;
   try {
-    return await scope.transaction(async (tx): Promise<Completion> => {
-      const row = await q.findTenantDomain(tx, id, { lock: true });
-      if (row === undefined) return { kind: 'gone' };
-      if (expected && (row.status !== expected.status || row.checked_at !== expected.checked_at))
-        return { kind: 'stale' };
-      if (row.status !== 'verified' && (await q.hasVerifiedHolder(tx, row.hostname, tx.tenantId))) {
-        return { kind: 'superseded', row: await supersede(tx, row) };
-      }
-      const { event, changes } = afterCheck(row, check, clock.now(), trigger);
-      const servingChanges = changes.status !== undefined && changes.status !== row.status;
-      await q.updateTenantDomain(tx, id, changes, { servingChanged: servingChanges });
-      if (servingChanges) await servingChanged(tx);
-      if (event === 'verified') await q.supersedeOtherClaims(tx, row.hostname, id);
-      return { kind: 'checked', event, row: (await q.findTenantDomain(tx, id))! };
-    });
+    await tx.savepoint('domain_check', (sp) =>
+      q.updateTenantDomain(sp, id, changes, { servingChanged: servingChanges }),
+    );
   } catch (error) {
     // PostgreSQL: another tenant's proof of the same name committed first (the unique index of
     // verified host names). SQLite serializes writers, so the check above has seen it.
     if (!isUniqueViolation(error)) throw error;
-    return endClaim(scope, id);
+    return { kind: 'superseded', row: await supersede(tx, row) };
   }
+  if (servingChanges) await servingChanged(tx);
+  if (event === 'verified') await q.supersedeOtherClaims(tx, row.hostname, id);
+  return { kind: 'checked', event, row: (await q.findTenantDomain(tx, id))! };
 }
 
 /** Ends a claim whose host name another tenant holds verified. */
@@ -431,4 +447,41 @@ export async function checkTenantDomain(
   const outcome = await applyCheck(scope, clock, id, check, 'schedule', before);
   logOutcome(logger, scope, outcome, before);
   return outcome.kind === 'checked' ? { kind: 'checked', event: outcome.event } : { kind: outcome.kind };
+}
+
+/**
+ * What the check job's run found (outside any transaction), for its `complete`: the row as the
+ * run read it (a change meanwhile makes the check stale) and the look-up; null: nothing planned.
+ */
+export type DomainLookUp = { before: q.TenantDomainRow; check: ProofCheck } | null;
+
+/**
+ * The check job's run (tenant-domains.check-job.ts): the look-up of a domain whose check is planned
+ * (null when none is: the domain was removed, superseded, expired or is `*.localhost`).
+ */
+export async function lookUpPlannedCheck(scope: TenantScope, id: string, resolver: TxtResolver): Promise<DomainLookUp> {
+  const before = await q.findTenantDomain(scope, id);
+  if (before === undefined) return null;
+  const planned = before.next_check_at !== null && (before.status === 'pending' || before.status === 'verified');
+  if (!planned) return null;
+  return { before, check: await lookUpProof(resolver, challengeOf(before.hostname, before.verification_token)) };
+}
+
+/**
+ * The check job's completion, in the runner's transaction: the rules of `afterCheck`, logged; then
+ * the job's next run at the domain's `next_check_at` (idle when none is planned).
+ */
+export async function completePlannedCheck(
+  tx: TenantScope,
+  clock: Clock,
+  id: string,
+  found: DomainLookUp,
+  logger: DomainLogger,
+): Promise<void> {
+  if (found !== null) {
+    const outcome = await applyCheckIn(tx, clock, id, found.check, 'schedule', found.before);
+    logOutcome(logger, tx, outcome, found.before);
+  }
+  const row = await q.findTenantDomain(tx, id);
+  await q.planNextCheck(tx, id, row?.next_check_at ?? null);
 }

@@ -253,6 +253,26 @@ describe('DELETE /v0/webhook_subscriptions/{id}', () => {
   });
 });
 
+describe('DELETE /v0/webhook_subscriptions/{id} erases the secrets', () => {
+  it('keeps no sealed signing secret, current or previous, in the deleted row (issue 26)', async () => {
+    const tenant = await t.createTenant();
+    const sub = (await create(tenant)).json();
+    const rotate = await api(tenant, 'POST', `/webhook_subscriptions/${sub.subscriptionId}/rotate_secret`, {});
+    expect(rotate.statusCode).toBe(200);
+    const row = () =>
+      t.database.kysely
+        .selectFrom('webhook_subscriptions')
+        .select(['secret', 'previous_secret', 'previous_secret_expires_at', 'deleted_at'])
+        .where('id', '=', sub.subscriptionId)
+        .executeTakeFirstOrThrow();
+    expect((await row()).previous_secret).not.toBeNull();
+    expect((await api(tenant, 'DELETE', `/webhook_subscriptions/${sub.subscriptionId}`)).statusCode).toBe(204);
+    const deleted = await row();
+    expect(deleted.deleted_at).not.toBeNull();
+    expect(deleted).toMatchObject({ secret: '', previous_secret: null, previous_secret_expires_at: null });
+  });
+});
+
 describe(`at most WEBHOOK_SUBSCRIPTIONS_PER_TENANT (${CAP} here) subscriptions`, () => {
   it('refuses one more with 422 webhook_subscription_limit at /body, writing nothing; deleting frees a place', async () => {
     const tenant = await t.createTenant();

@@ -120,6 +120,8 @@ export class DeliveryEngine {
     ]);
     const secrets = new Map<string, string[]>();
     for (const s of subscriptions) {
+      // An inactive subscription's deliveries are closed, never signed (a deleted one has no secret left).
+      if (!s.active) continue;
       try {
         const list = [this.#open(s.secret, s.id)];
         if (s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > now.toISOString())

@@ -5,7 +5,7 @@ import type { Database } from '../../db/connect.js';
 import { sharedAcrossProcesses } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { HOUR_MS, SECOND_MS, type Clock } from '../../lib/clock.js';
-import { addressPolicy, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
+import { addressPolicy, httpsOnlyIn, portRule, type AddressPolicy, type PortRule } from '../../net/address-policy.js';
 import { dnsResolver } from '../../net/dns-resolver.js';
 import { SafeHttpClient, type Resolver } from '../../net/http-client.js';
 import { DeliveryEngine } from './webhooks.delivery-engine.js';
@@ -69,6 +69,7 @@ export function createDeliveryEngine(deps: DeliveryEngineDeps): { engine: Delive
   const client = new SafeHttpClient({
     policy: deps.policy ?? addressPolicy(config.webhookAllowPrivateNetworks),
     ports: deps.ports ?? portRule(config.webhookAllowedPorts),
+    httpsOnly: httpsOnlyIn(config),
     resolver: deps.resolver ?? dnsResolver({ servers: config.dnsServers ?? undefined }),
     timeoutMs: config.webhookTimeoutMs,
     maxSockets: concurrency,

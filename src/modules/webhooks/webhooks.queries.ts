@@ -241,8 +241,13 @@ export async function updateSecrets(
   await db.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
 }
 
+/** The sealed secrets of every live subscription (a deleted one's are erased). */
 export async function listSealedSecrets(db: Kysely<DB>) {
-  return db.selectFrom('webhook_subscriptions').select(['id', 'secret', 'previous_secret']).execute();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'secret', 'previous_secret'])
+    .where('deleted_at', 'is', null)
+    .execute();
 }
 
 export async function eventExists(db: Kysely<DB>, eventId: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { standardErrorResponses } from '../../http/schemas.js';
 import { sendIdempotent } from '../../idempotency/idempotency.js';
-import { addressPolicy, portRule } from '../../net/address-policy.js';
+import { addressPolicy, httpsOnlyIn, portRule } from '../../net/address-policy.js';
 import { secretBoxFor } from './webhooks.secret-box.js';
 import {
   WEBHOOKS_EXTENSION_TAG,
@@ -27,6 +27,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const policy = addressPolicy(config.webhookAllowPrivateNetworks);
   const secretBox = () => secretBoxFor(config);
   const ports = portRule(config.webhookAllowedPorts);
+  const httpsOnly = httpsOnlyIn(config);
 
   app.post(
     '/webhook_subscriptions',
@@ -46,7 +47,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const created = await webhooks.createSubscription(
         request.scope,
         clock,
-        { secretBox: secretBox(), policy, ports, maxSubscriptions: config.webhookSubscriptionsPerTenant },
+        { secretBox: secretBox(), policy, ports, httpsOnly, maxSubscriptions: config.webhookSubscriptionsPerTenant },
         request.body,
       );
       return sendIdempotent(reply, created);
@@ -108,7 +109,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
       webhooks.patchSubscription(
         request.scope,
         clock,
-        { policy, ports },
+        { policy, ports, httpsOnly },
         request.params.webhook_subscription_id,
         request.body,
       ),

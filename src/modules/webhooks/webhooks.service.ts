@@ -33,6 +33,8 @@ export interface WebhookDeps {
   maxSubscriptions: number;
   /** The ports a URL may name (80, 443 and WEBHOOK_ALLOWED_PORTS). */
   ports: PortRule;
+  /** Production: only `https:` URLs (httpsOnlyIn). */
+  httpsOnly?: boolean;
 }
 
 /** Who switches a subscription on or off; becomes its `deactivatedReason`. */
@@ -85,8 +87,11 @@ function reveal(
   };
 }
 
-function checkUrl(url: string, policy: AddressPolicy, ports: PortRule): void {
-  const problem = webhookUrlProblem(url, policy, ports);
+/** What a deleted subscription keeps of its signing secret: nothing (the column is NOT NULL). */
+const ERASED_SECRET = '';
+
+function checkUrl(url: string, { policy, ports, httpsOnly }: Pick<WebhookDeps, 'policy' | 'ports' | 'httpsOnly'>) {
+  const problem = webhookUrlProblem(url, policy, ports, httpsOnly);
   if (problem !== null) throw validationFailed('/body/url', problem);
 }
 
@@ -109,7 +114,7 @@ export async function createSubscription(
   deps: WebhookDeps,
   body: WebhookSubscriptionCreateBody,
 ): Promise<StoredResponse<WebhookSubscriptionCreated>> {
-  checkUrl(body.url, deps.policy, deps.ports);
+  checkUrl(body.url, deps);
   const stored = await withIdempotency<SealedSecretResponse>(
     scope,
     clock,
@@ -197,11 +202,11 @@ async function setActive(
 export async function patchSubscription(
   scope: TenantScope,
   clock: Clock,
-  deps: Pick<WebhookDeps, 'policy' | 'ports'>,
+  deps: Pick<WebhookDeps, 'policy' | 'ports' | 'httpsOnly'>,
   id: string,
   body: WebhookSubscriptionPatchBody,
 ): Promise<WebhookSubscription> {
-  if (body.url !== undefined) checkUrl(body.url, deps.policy, deps.ports);
+  if (body.url !== undefined) checkUrl(body.url, deps);
   return scope.transaction(async (tx) => {
     const row = await requireSubscription(tx, id);
     const now = isoNow(clock);
@@ -241,7 +246,15 @@ export async function deleteSubscription(scope: TenantScope, clock: Clock, id: s
     const row = await requireSubscription(tx, id);
     const now = isoNow(clock);
     await setActive(tx, row, false, 'api', now);
-    await q.updateSubscription(tx, id, { deleted_at: now, updated_at: now });
+    // The row stays for its deliveries' history; its signing secrets go (a sealed secret is still
+    // a secret: with the key, it signs as the tenant's receiver expects).
+    await q.updateSubscription(tx, id, {
+      deleted_at: now,
+      updated_at: now,
+      secret: ERASED_SECRET,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+    });
   });
 }
 
