@@ -88,6 +88,24 @@ export default tseslint.config(
     },
   },
   {
+    // The console's script runs in its users' browsers (issue 28).
+    files: ['src/modules/console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        fetch: 'readonly',
+        Element: 'readonly',
+        HTMLFormElement: 'readonly',
+        HTMLElement: 'readonly',
+        FormData: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
+  },
+  {
     files: PLUMBING.map((dir) => `src/${dir}/**/*.ts`),
     rules: { 'no-restricted-imports': ['error', { patterns: [plumbingNeverImportsModules] }] },
   },

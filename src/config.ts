@@ -262,6 +262,12 @@ const pages = group('Pages and forms', {
     default: 500,
     description: 'Visit events per second per audience page, over all visitors, bursts of 5×; `0`: off.',
   }),
+  pageCacheMegabytes: setting(wholeNumber(1, 65_536), {
+    env: 'PAGE_CACHE_MB',
+    default: 64,
+    description:
+      'Memory each server process keeps published pages in (their HTML, gzip and br bytes), in MiB; the least recently used go first ([performance.md](performance.md#page-cache)).',
+  }),
   pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'PAGE_MISSES_PER_MINUTE',
     default: 120,
@@ -361,6 +367,15 @@ const domains = group('Tenant domains and DNS', {
   }),
 });
 
+const consoleSettings = group('Console', {
+  consoleSessionIdleMinutes: setting(wholeNumber(1, 10_080), {
+    env: 'CONSOLE_SESSION_IDLE_MINUTES',
+    default: 60,
+    description:
+      'A console session unused for this many minutes is over: the next request asks to sign in again ([console.md](console.md#sign-in)). A session never lasts more than 12 hours in any case.',
+  }),
+});
+
 /** Every setting, by group (the groups are the sections of docs/configuration.md). */
 export const ConfigSchema = Type.Intersect([
   database,
@@ -373,6 +388,7 @@ export const ConfigSchema = Type.Intersect([
   pages,
   languageModel,
   domains,
+  consoleSettings,
 ]);
 
 type Frozen<T> = { readonly [K in keyof T]: T[K] extends readonly (infer Item)[] ? readonly Item[] : T[K] };

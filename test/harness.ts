@@ -282,6 +282,7 @@ const TENANT_TABLES = [
   'api_keys',
   'pages',
   'page_counts',
+  'serving_revisions',
   'persons',
   'person_logs',
   'form_submissions',
@@ -292,6 +293,7 @@ const TENANT_TABLES = [
   'assets',
   'topics',
   'topic_entries',
+  'agent_passages',
   'audiences',
   'audience_versions',
   'audience_sessions',
@@ -302,6 +304,9 @@ const TENANT_TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'enrichment_jobs',
+  'console_users',
+  'console_sign_in_links',
+  'console_sessions',
   'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;

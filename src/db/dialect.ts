@@ -98,6 +98,11 @@ export function greatest<T>(engine: Engine, a: Expression<T>, b: Expression<T> |
   return engine === 'postgres' ? sql<T>`greatest(${a}, ${b})` : sql<T>`max(${a}, ${b})`;
 }
 
+/** A bound ISO timestamp as a value of the timestamp column type (text on SQLite, timestamptz on PostgreSQL). */
+export function timestampValue(engine: Engine, iso: string): RawBuilder<string> {
+  return engine === 'postgres' ? sql<string>`cast(${iso} as timestamptz)` : sql<string>`${iso}`;
+}
+
 /** A text value inside a JSON column, by key path (null when missing). */
 export function jsonText(engine: Engine, column: Expression<unknown>, path: string[]): RawBuilder<string | null> {
   if (engine === 'postgres') return sql<string | null>`${column} #>> ${`{${path.join(',')}}`}`;
@@ -173,4 +178,51 @@ export async function notificationChannel(
       await sql`select pg_notify(${name}, ${payload})`.execute(db);
     },
   };
+}
+
+/** A passage found by `rankedPassages`, best first. */
+export interface RankedPassage {
+  id: string;
+  source_kind: string;
+  source_id: string;
+  label: string;
+  body: string;
+}
+
+/**
+ * The on-page agent's retrieval (docs/agent.md, Retrieval): the tenant's passages in one of
+ * `scopes` that match any of `terms` (words of letters and digits only, lower-cased), best first.
+ * SQLite: the FTS5 table, its match limited to the scopes' tokens, ranked by bm25 (the label
+ * weighs twice the body, the scope token nothing). PostgreSQL: the stored tsvector (english) under
+ * its GIN index, ranked by ts_rank (the body weighs more than the label, weights A and B).
+ */
+export async function rankedPassages(
+  engine: Engine,
+  db: Kysely<DB>,
+  query: { tenantId: string; scopes: { key: string; token: string }[]; terms: string[]; limit: number },
+): Promise<RankedPassage[]> {
+  if (query.terms.length === 0 || query.scopes.length === 0) return [];
+  if (engine === 'sqlite') {
+    const scopes = query.scopes.map((s) => `"${s.token}"`).join(' OR ');
+    const terms = query.terms.map((t) => `"${t.replace(/"/g, '')}"`).join(' OR ');
+    const match = `scope_token : (${scopes}) AND {label body} : (${terms})`;
+    const { rows } = await sql<RankedPassage>`
+      select p.id, p.source_kind, p.source_id, p.label, p.body
+      from agent_passages_fts f join agent_passages p on p.seq = f.rowid
+      where agent_passages_fts match ${match} and p.tenant_id = ${query.tenantId}
+      order by bm25(agent_passages_fts, 0.0, 2.0, 1.0), p.seq
+      limit ${query.limit}`.execute(db);
+    return rows;
+  }
+  const tsquery = query.terms.map((t) => t.replace(/[^\p{L}\p{N}]/gu, '')).filter((t) => t !== '');
+  if (tsquery.length === 0) return [];
+  const { rows } = await sql<RankedPassage>`
+    select p.id, p.source_kind, p.source_id, p.label, p.body
+    from agent_passages p, to_tsquery('english', ${tsquery.join(' | ')}) q
+    where p.tenant_id = ${query.tenantId}
+      and p.scope_key in (${sql.join(query.scopes.map((s) => s.key))})
+      and p.document @@ q
+    order by ts_rank(p.document, q) desc, p.id
+    limit ${query.limit}`.execute(db);
+  return rows;
 }

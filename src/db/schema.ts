@@ -146,6 +146,19 @@ export interface TopicEntriesTable {
   updated_at: Timestamp;
 }
 
+/** A passage the on-page agent retrieves from (0050, docs/agent.md); `seq` is SQLite's FTS rowid. */
+interface AgentPassagesTable {
+  id: string;
+  tenant_id: string;
+  /** The tenant id (topic entries) or a version id (that version's page). */
+  scope_key: string;
+  scope_token: string;
+  source_kind: string;
+  source_id: string;
+  label: string;
+  body: string;
+}
+
 export interface AudiencesTable {
   id: string;
   tenant_id: string;
@@ -445,7 +458,46 @@ export interface AccountsTable {
   latest_activity_at: Timestamp | null;
 }
 
+/** A person who signs in to the console (migration 0065): one tenant, one e-mail address (lower case). */
+interface ConsoleUsersTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  /** The console user who invited this one; null when the operator did (CLI, demo). */
+  invited_by: string | null;
+  created_at: Timestamp;
+  last_sign_in_at: Timestamp | null;
+}
+
+/** A one-time sign-in link: the SHA-256 of its token, used at most once before it expires. */
+interface ConsoleSignInLinksTable {
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+/** A console session behind its cookie: the SHA-256 of the cookie's token; ends on sign-out or inactivity. */
+interface ConsoleSessionsTable {
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  /** The session's anti-CSRF token, sent back with every form and state-changing request. */
+  csrf_token: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  ended_at: Timestamp | null;
+}
+
 /** Visible pages per tenant, kept by triggers (migration 0009): the exact count of GET /v0/pages. */
+/** A counter per tenant, bumped whenever what its hosts serve changes (modules/serving). */
+interface ServingRevisionsTable {
+  tenant_id: string;
+  revision: number;
+}
+
 interface PageCountsTable {
   tenant_id: string;
   visible: number;
@@ -457,6 +509,7 @@ export interface DB {
   service_secrets: ServiceSecretsTable;
   pages: PagesTable;
   page_counts: PageCountsTable;
+  serving_revisions: ServingRevisionsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
   accounts: AccountsTable;
@@ -467,6 +520,7 @@ export interface DB {
   assets: AssetsTable;
   topics: TopicsTable;
   topic_entries: TopicEntriesTable;
+  agent_passages: AgentPassagesTable;
   audiences: AudiencesTable;
   audience_versions: AudienceVersionsTable;
   audience_sessions: AudienceSessionsTable;
@@ -478,6 +532,9 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   enrichment_jobs: EnrichmentJobsTable;
+  console_users: ConsoleUsersTable;
+  console_sign_in_links: ConsoleSignInLinksTable;
+  console_sessions: ConsoleSessionsTable;
   llm_token_days: LlmTokenDaysTable;
 }
 

@@ -27,6 +27,7 @@ const ID_PREFIXES = {
   webhookDelivery: 'whdel',
   webhookAttempt: 'whatt',
   formSubmission: 'formsub',
+  consoleUser: 'user',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

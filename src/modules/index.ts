@@ -1,5 +1,6 @@
 import { accountsModule } from './accounts/accounts.module.js';
 import { assetsModule } from './assets/assets.module.js';
+import { consoleModule } from './console/console.module.js';
 import { enrichmentModule } from './enrichment/enrichment.module.js';
 import { filesModule } from './files/files.module.js';
 import type { ServiceModule } from './module.js';
@@ -37,4 +38,5 @@ export const modules: ServiceModule[] = [
   webhooksModule,
   enrichmentModule,
   siteModule,
+  consoleModule, // last: its demo invites the demo tenant's console user
 ];

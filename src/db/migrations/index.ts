@@ -15,6 +15,9 @@ import * as m0018 from './0018-fair-jobs.js';
 import * as m0025 from './0025-generation-usage.js';
 import * as m0026 from './0026-llm-token-days.js';
 import * as m0030 from './0030-domain-verification.js';
+import * as m0050 from './0050-agent-passages.js';
+import * as m0060 from './0060-serving-revisions.js';
+import * as m0065 from './0065-console.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -37,4 +40,7 @@ export const migrations: Record<string, Migration> = {
   '0025-generation-usage': m0025,
   '0026-llm-token-days': m0026,
   '0030-domain-verification': m0030,
+  '0050-agent-passages': m0050,
+  '0060-serving-revisions': m0060,
+  '0065-console': m0065,
 };

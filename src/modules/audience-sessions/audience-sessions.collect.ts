@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { AudienceSessionsTable, DB } from '../../db/schema.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { Clock } from '../../lib/clock.js';
@@ -13,7 +13,6 @@ import * as q from './audience-sessions.queries.js';
  * reports its totals (`recordActivity`); it ends after `SESSION_IDLE_MS` without activity.
  */
 
-const SESSION_IDLE_MS = 30 * 60 * 1000;
 const UTM_MAX = 200;
 const URL_MAX = 2048;
 const TITLE_MAX = 255;
@@ -74,17 +73,22 @@ function utm(url: URL, name: string): string {
   return (url.searchParams.get(`utm_${name}`) ?? '').trim().slice(0, UTM_MAX);
 }
 
+/** A session row as the ingest writes it. */
+export type SessionRow = Omit<Insertable<AudienceSessionsTable>, 'tenant_id'>;
+
+/** What a new session of an audience needs to know of it; null when the audience is not served. */
+export interface SessionAudience {
+  pageId: string;
+  title: string;
+}
+
 /**
- * Starts a session of an audience's page, landed on at `landingUrl`. Returns null when the
- * audience is not served (archived, its page archived or deleted, no published version): nothing
- * is written. The session row and its hour's counts are written in one transaction.
+ * Whether an audience's page is served (not archived, its page neither archived nor deleted, a
+ * published version), and what its sessions record of it. One read; the page runtime keeps the
+ * answer until the tenant's serving revision moves.
  */
-export async function startSession(
-  scope: TenantScope,
-  clock: Clock,
-  input: { audienceId: string; landingUrl: URL },
-): Promise<SessionRef | null> {
-  const audience = await q.findAudienceForSession(scope, input.audienceId);
+export async function sessionAudience(scope: TenantScope, audienceId: string): Promise<SessionAudience | null> {
+  const audience = await q.findAudienceForSession(scope, audienceId);
   if (
     audience === undefined ||
     audience.archived_at !== null ||
@@ -94,40 +98,46 @@ export async function startSession(
   ) {
     return null;
   }
-  const now = clock.now();
+  return { pageId: audience.page_id, title: (audience.published_title ?? audience.page_title).slice(0, TITLE_MAX) };
+}
+
+/** A new session of a served audience, landed on at `landingUrl` at `now`: its reference and its row. */
+export function newSession(
+  audience: SessionAudience,
+  input: { audienceId: string; landingUrl: URL },
+  now: Date,
+): { ref: SessionRef; row: SessionRow } {
   const startedAt = now.toISOString();
   const sessionId = newId('audienceSession');
   const url = input.landingUrl;
-  await q.insertSessions(scope, [
-    {
-      id: sessionId,
-      // Recorded by our own page script: the analytics id is the session's own.
-      analytics_session_id: sessionId,
-      page_id: audience.page_id,
-      audience_id: input.audienceId,
-      page_title: (audience.published_title ?? audience.page_title).slice(0, TITLE_MAX),
-      page_url: storedPageUrl(url),
-      form_submission_id: '',
-      form_submission_identifier: '',
-      form_submission_email: '',
-      form_submission_phone: '',
-      has_conversion: false,
-      has_form_submit: false,
-      is_bounce: true,
-      max_scroll_depth_percentage: 0,
-      questions_asked_count: 0,
-      time_spent_seconds: 0,
-      total_clicks_count: 0,
-      session_started_at: startedAt,
-      session_ended_at: startedAt,
-      utm_source: utm(url, 'source'),
-      utm_medium: utm(url, 'medium'),
-      utm_campaign: utm(url, 'campaign'),
-      utm_term: utm(url, 'term'),
-      utm_content: utm(url, 'content'),
-    },
-  ]);
-  return { sessionId, pageId: audience.page_id, audienceId: input.audienceId, startedAtMs: now.getTime() };
+  const row: SessionRow = {
+    id: sessionId,
+    // Recorded by our own page script: the analytics id is the session's own.
+    analytics_session_id: sessionId,
+    page_id: audience.pageId,
+    audience_id: input.audienceId,
+    page_title: audience.title,
+    page_url: storedPageUrl(url),
+    form_submission_id: '',
+    form_submission_identifier: '',
+    form_submission_email: '',
+    form_submission_phone: '',
+    has_conversion: false,
+    has_form_submit: false,
+    is_bounce: true,
+    max_scroll_depth_percentage: 0,
+    questions_asked_count: 0,
+    time_spent_seconds: 0,
+    total_clicks_count: 0,
+    session_started_at: startedAt,
+    session_ended_at: startedAt,
+    utm_source: utm(url, 'source'),
+    utm_medium: utm(url, 'medium'),
+    utm_campaign: utm(url, 'campaign'),
+    utm_term: utm(url, 'term'),
+    utm_content: utm(url, 'content'),
+  };
+  return { ref: { sessionId, pageId: audience.pageId, audienceId: input.audienceId, startedAtMs: now.getTime() }, row };
 }
 
 export interface Totals {
@@ -140,31 +150,25 @@ export interface Totals {
   conversion: boolean;
 }
 
+/** A session ends after this long without activity. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+
 /**
- * Records a session's totals as the page reports them: one small write (on SQLite through group
- * commit). Engaged time cannot exceed the time since the session started (plus a little clock
- * slack). Returns false when the session has ended (30 minutes without activity) or does not
- * exist; nothing is written then.
+ * What one event of a session writes (the ingest merges and writes it): engaged time cannot
+ * exceed the time since the session started (plus a little clock slack); a session whose last
+ * activity is older than `SESSION_IDLE_MS` has ended and is not written.
  */
-export async function recordActivity(
-  scope: TenantScope,
-  clock: Clock,
-  session: SessionRef,
-  totals: Totals,
-): Promise<boolean> {
-  const now = clock.now().getTime();
-  const elapsed = Math.max(0, (now - session.startedAtMs) / 1000) + 5;
-  return scope.transaction((tx) =>
-    q.recordActivity(tx, {
-      sessionId: session.sessionId,
-      pageId: session.pageId,
-      audienceId: session.audienceId,
-      engaged: Math.min(totals.engagedSeconds, Math.floor(elapsed)),
-      scroll: totals.scrollDepth,
-      clicks: totals.clicks,
-      conversion: totals.conversion,
-      now: new Date(now).toISOString(),
-      endedBefore: new Date(now - SESSION_IDLE_MS).toISOString(),
-    }),
-  );
+export function activityOf(session: SessionRef, totals: Totals, nowMs: number): q.ActivityTotals {
+  const elapsed = Math.max(0, (nowMs - session.startedAtMs) / 1000) + 5;
+  return {
+    sessionId: session.sessionId,
+    pageId: session.pageId,
+    audienceId: session.audienceId,
+    engaged: Math.min(totals.engagedSeconds, Math.floor(elapsed)),
+    scroll: totals.scrollDepth,
+    clicks: totals.clicks,
+    conversion: totals.conversion,
+    now: new Date(nowMs).toISOString(),
+    endedBefore: new Date(nowMs - SESSION_IDLE_MS).toISOString(),
+  };
 }

@@ -1,6 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import { greatest, jsonText } from '../../db/dialect.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { greatest, jsonText, timestampValue } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
 import type { AudienceSessionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -161,37 +160,34 @@ export interface ActivityTotals {
 }
 
 /**
- * One event of a session: every measure moves to the larger of what is stored and what the page
- * reports (totals, not increments: repeats, reordering and concurrent events give the same row),
- * and the bounce flag follows (docs/pages-runtime.md). One statement, on the primary key, for a
- * session of this page and audience that has not ended; returns whether it matched.
+ * Many sessions' events in one statement (the batched ingest, audience-sessions.ingest.ts): the
+ * same rule as `updateActivity`, row by row, for at most one row per session. Returns the ids of
+ * the sessions it matched (the others have ended or are not written yet).
  */
-const updateActivity = preparedQuery((scope, v: Record<keyof ActivityTotals, string>) => {
+export async function recordActivities(scope: TenantScope, rows: readonly ActivityTotals[]): Promise<string[]> {
+  if (rows.length === 0) return [];
   const e = scope.engine;
-  return scope
-    .updateTable('audience_sessions')
-    .set((eb) => {
-      const time = greatest(e, eb.ref('time_spent_seconds'), sql<number>`${v.engaged}`);
-      const converted = sql<boolean>`(${eb.ref('has_conversion')} or ${v.conversion})`;
-      return {
-        time_spent_seconds: time,
-        max_scroll_depth_percentage: greatest(e, eb.ref('max_scroll_depth_percentage'), sql<number>`${v.scroll}`),
-        total_clicks_count: greatest(e, eb.ref('total_clicks_count'), sql<number>`${v.clicks}`),
-        has_conversion: converted,
-        is_bounce: sql<boolean>`(${time} < ${sql.lit(ENGAGED_SECONDS)} and not ${converted} and not ${eb.ref('has_form_submit')})`,
-        session_ended_at: greatest(e, eb.ref('session_ended_at'), sql<string>`${v.now}`),
-      };
-    })
-    .where('audience_sessions.id', '=', v.sessionId)
-    .where('audience_sessions.page_id', '=', v.pageId)
-    .where('audience_sessions.audience_id', '=', v.audienceId)
-    .where('audience_sessions.session_ended_at', '>=', v.endedBefore)
-    .returning('audience_sessions.id');
-});
-
-export async function recordActivity(scope: TenantScope, totals: ActivityTotals): Promise<boolean> {
-  const rows = await updateActivity(scope, totals as unknown as Record<keyof ActivityTotals, string>);
-  return rows.length === 1;
+  const values = rows.map(
+    (r, i) =>
+      sql`select cast(${r.sessionId} as text) ${i === 0 ? sql`as id` : sql``}, cast(${r.pageId} as text) ${i === 0 ? sql`as page_id` : sql``}, cast(${r.audienceId} as text) ${i === 0 ? sql`as audience_id` : sql``}, cast(${r.engaged} as integer) ${i === 0 ? sql`as engaged` : sql``}, cast(${r.scroll} as integer) ${i === 0 ? sql`as scroll` : sql``}, cast(${r.clicks} as integer) ${i === 0 ? sql`as clicks` : sql``}, cast(${r.conversion ? 1 : 0} as integer) ${i === 0 ? sql`as conversion` : sql``}, ${timestampValue(e, r.now)} ${i === 0 ? sql`as now` : sql``}, ${timestampValue(e, r.endedBefore)} ${i === 0 ? sql`as ended_before` : sql``}`,
+  );
+  const time = greatest(e, sql.ref('time_spent_seconds'), sql.ref('v.engaged'));
+  const converted = sql`(${sql.ref('has_conversion')} or ${sql.ref('v.conversion')} = 1)`;
+  const result = await sql<{ id: string }>`update audience_sessions set
+      time_spent_seconds = ${time},
+      max_scroll_depth_percentage = ${greatest(e, sql.ref('max_scroll_depth_percentage'), sql.ref('v.scroll'))},
+      total_clicks_count = ${greatest(e, sql.ref('total_clicks_count'), sql.ref('v.clicks'))},
+      has_conversion = ${converted},
+      is_bounce = (${time} < ${sql.lit(ENGAGED_SECONDS)} and not ${converted} and not ${sql.ref('has_form_submit')}),
+      session_ended_at = ${greatest(e, sql.ref('session_ended_at'), sql.ref('v.now'))}
+    from (${sql.join(values, sql` union all `)}) as v
+    where audience_sessions.tenant_id = ${scope.tenantId}
+      and audience_sessions.id = v.id
+      and audience_sessions.page_id = v.page_id
+      and audience_sessions.audience_id = v.audience_id
+      and audience_sessions.session_ended_at >= v.ended_before
+    returning audience_sessions.id`.execute(scope.unscopedDb());
+  return result.rows.map((r) => r.id);
 }
 
 export interface FormSubmitMark {

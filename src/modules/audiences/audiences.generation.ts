@@ -16,6 +16,7 @@ import {
 } from '../../workers/leased-jobs.js';
 import { LlmError, type LlmUsage } from '../../llm/errors.js';
 import type { TokenBudget } from '../../llm/token-budget.js';
+import { indexVersionPage } from '../agent/index.js';
 import { findPage } from '../pages/index.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { emitVersionEvent } from './audiences.events.js';
@@ -225,6 +226,7 @@ async function completeVersion(
     },
     { leaseToken },
   );
+  await indexVersionPage(tx, job.id, artifact.content);
   for (const older of await q.versionsInStatus(tx, job.audience_id, ['draft'])) {
     if (older.id !== job.id) await q.applyTransition(tx, older, 'retire', nowIso);
   }

@@ -13,6 +13,7 @@ import { generateNow } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { createVersionIn } from './audiences.versions.js';
+import { servingChanged } from '../serving/index.js';
 
 /** Audiences with their latest and published versions, read in one query for all of them. */
 async function withVersions(scope: TenantScope, rows: q.AudienceRow[], pageMetadata: Record<string, unknown>) {
@@ -65,7 +66,10 @@ export async function restoreAudience(scope: TenantScope, pageId: string, audien
     const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
     if (row === undefined) throw notFound('audience', audienceId);
     if (page.status === 'archived') throw pageArchived(pageId);
-    if (row.archived_at !== null) await q.setAudienceArchivedAt(tx, audienceId, null);
+    if (row.archived_at !== null) {
+      await q.setAudienceArchivedAt(tx, audienceId, null);
+      await servingChanged(tx);
+    }
     return getAudience(tx, pageId, audienceId);
   });
 }
@@ -75,7 +79,10 @@ export async function archiveAudience(scope: TenantScope, clock: Clock, audience
   await scope.transaction(async (tx) => {
     const row = await q.findAudienceById(tx, audienceId);
     if (row === undefined) throw notFound('audience', audienceId);
-    if (row.archived_at === null) await q.setAudienceArchivedAt(tx, audienceId, isoNow(clock));
+    if (row.archived_at === null) {
+      await q.setAudienceArchivedAt(tx, audienceId, isoNow(clock));
+      await servingChanged(tx);
+    }
   });
 }
 

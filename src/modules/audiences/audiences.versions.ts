@@ -9,6 +9,7 @@ import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js'
 import { audienceArchived, pageArchived, visiblePage } from './audiences.checks.js';
 import { toVersion } from './audiences.mapping.js';
 import { initialVersion, RUNNABLE_STATUSES } from './audiences.version-lifecycle.js';
+import { servingChanged } from '../serving/index.js';
 
 /** The channel that wakes the generation worker once a version is queued (scope.afterCommit). */
 export const VERSIONS_CHANNEL = 'audience-versions';
@@ -98,6 +99,7 @@ export async function publishVersion(
   if (previous !== undefined) await q.applyTransition(tx, previous, 'retire', now);
   const moved = await q.applyTransition(tx, { id: versionId, status: 'draft' }, 'publish', now);
   if (!moved) throw new Error(`version ${versionId} is not a draft`);
+  await servingChanged(tx);
   await emitVersionEvent(tx, clock, 'page.version.published', pageId, versionId, {
     previousVersionId: previous?.id ?? null,
   });

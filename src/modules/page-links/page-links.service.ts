@@ -9,6 +9,7 @@ import { newId } from '../../lib/ids.js';
 import { findTenantDomain } from '../tenant-domains/index.js';
 import * as q from './page-links.queries.js';
 import type { PageLink, PageLinkCreateBody, PageLinkPatchBody } from './page-links.schemas.js';
+import { servingChanged } from '../serving/index.js';
 
 function toPageLink(row: q.PageLinkRow): PageLink {
   return {
@@ -157,6 +158,7 @@ export async function patchPageLink(
       }
       changes.updated_at = isoNow(clock);
       await q.updatePageLink(tx, pageLinkId, changes);
+      await servingChanged(tx);
       return toPageLink((await q.findPageLink(tx, pageLinkId))!);
     }),
   );
@@ -188,6 +190,8 @@ export async function createPageLink(scope: TenantScope, clock: Clock, body: Pag
         updated_at: now,
         deleted_at: null,
       });
+      // A link at a path that a person's key under a parent link answered until now.
+      await servingChanged(tx);
       return toPageLink((await q.findPageLink(tx, id))!);
     }),
   );
@@ -208,5 +212,6 @@ export async function deletePageLink(scope: TenantScope, clock: Clock, pageLinkI
     if (row === undefined) throw notFound('page link', pageLinkId);
     const now = isoNow(clock);
     await q.updatePageLink(tx, pageLinkId, { deleted_at: now, updated_at: now });
+    await servingChanged(tx);
   });
 }

@@ -1,3 +1,4 @@
 /** What other modules may use of pages. */
 export { addToAudiencesCount, findPage } from './pages.queries.js';
+export { listPages, searchPages } from './pages.service.js';
 export type { Metadata } from './pages.schemas.js';

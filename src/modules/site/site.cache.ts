@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
 
 /**
- * Rendered pages by version (and origin): the same bytes for every visitor of a version, so they
- * are rendered, hashed and compressed once. Publishing needs no invalidation message: every
- * request resolves the live link to the *published version id* first, so a new version is a new
- * key at once, in every process; old keys age out (least recently used first).
+ * The final bytes of a page: the same for every visitor of a version on a host (nothing of a
+ * visitor is in them), so they are rendered and hashed once, and compressed once, on zlib's
+ * thread pool after the first answer (never on a request: until then identity, or gzip, is sent).
  */
 export interface RenderedEntry {
   body: Buffer;
@@ -18,81 +22,156 @@ export interface RenderedEntry {
 
 export type Encoding = 'br' | 'gzip' | 'identity';
 
-export class RenderCache {
-  readonly #entries = new Map<string, RenderedEntry>();
-  #bytes = 0;
+/** A (host, path) that answered a page: which page, for which tenant, as of which generation. */
+interface Route {
+  pageKey: string;
+  entry: RenderedEntry;
+  tenantId: string;
+  /** ServingRevisions' generation read before the link was resolved. */
+  generation: number;
+}
 
-  constructor(
-    readonly maxEntries = 1000,
-    readonly maxBytes = 64 * 1024 * 1024,
-  ) {}
+interface CachedPage {
+  entry: RenderedEntry;
+  /** The routes that point at this page (dropped with it). */
+  routes: Set<string>;
+}
 
-  get(key: string): RenderedEntry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry !== undefined) {
-      // most recently used last
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+/** The bytes an entry keeps (its encodings included) plus what a key and its bookkeeping cost. */
+const OVERHEAD_BYTES = 512;
+
+/**
+ * Pages in memory (docs/performance.md#page-cache), on two levels:
+ *
+ * - pages by `(version, origin)`: their bytes, least recently used evicted first once their sum
+ *   passes `maxBytes`. A version's bytes never change, so this level needs no invalidation.
+ * - routes by `(origin, normalized path)`: the page a path answered, valid while its tenant's
+ *   serving revision has not moved since (the caller checks with ServingRevisions). A hit is one
+ *   map look-up: no database, no rendering, no compression. Only paths that answered a page get a
+ *   route (so unknown paths cannot fill or evict anything), and a route goes with its page.
+ */
+export class PageCache {
+  readonly #pages: LRUCache<string, CachedPage>;
+  readonly #routes = new Map<string, Route>();
+  #evictions = 0;
+
+  constructor(readonly maxBytes: number) {
+    this.#pages = new LRUCache<string, CachedPage>({
+      maxSize: maxBytes,
+      sizeCalculation: (page) => Math.max(1, size(page.entry)),
+      dispose: (page, key, reason) => {
+        if (reason === 'evict') this.#evictions += 1;
+        for (const route of page.routes) {
+          if (this.#routes.get(route)?.pageKey === key) this.#routes.delete(route);
+        }
+      },
+    });
   }
 
-  set(key: string, html: string, csp: string): RenderedEntry {
+  /** The route's page, if the route is there (the caller checks it is current). */
+  route(key: string): Route | undefined {
+    const route = this.#routes.get(key);
+    // Touches the page (most recently used); a page evicted meanwhile took its route with it.
+    if (route !== undefined && this.#pages.get(route.pageKey) === undefined) return undefined;
+    return route;
+  }
+
+  forgetRoute(key: string): void {
+    this.#routes.delete(key);
+  }
+
+  page(pageKey: string): RenderedEntry | undefined {
+    return this.#pages.get(pageKey)?.entry;
+  }
+
+  /** Keeps a page's bytes under `pageKey`, and compresses them in the background. */
+  addPage(pageKey: string, html: string, csp: string): RenderedEntry {
     const body = Buffer.from(html, 'utf8');
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
     const entry: RenderedEntry = { body, etag, csp };
-    const old = this.#entries.get(key);
-    if (old !== undefined) this.#forget(key, old);
-    this.#entries.set(key, entry);
-    this.#bytes += size(entry);
-    while (this.#entries.size > this.maxEntries || this.#bytes > this.maxBytes) {
-      const [oldestKey, oldest] = this.#entries.entries().next().value as [string, RenderedEntry];
-      this.#forget(oldestKey, oldest);
-    }
+    this.#pages.set(pageKey, { entry, routes: new Set() });
+    void this.#compress(pageKey, entry);
     return entry;
   }
 
-  get size(): number {
-    return this.#entries.size;
+  /** Remembers that `key` answers the page at `pageKey` (if that page is still kept). */
+  addRoute(key: string, pageKey: string, tenantId: string, generation: number): void {
+    const page = this.#pages.peek(pageKey);
+    if (page === undefined) return;
+    page.routes.add(key);
+    this.#routes.set(key, { pageKey, entry: page.entry, tenantId, generation });
   }
 
-  #forget(key: string, entry: RenderedEntry) {
-    this.#entries.delete(key);
-    this.#bytes -= size(entry);
-  }
-
-  /** The bytes in an encoding, compressed on first use and kept. */
-  encoded(entry: RenderedEntry, encoding: Encoding): Buffer {
-    if (encoding === 'identity') return entry.body;
-    let bytes = entry[encoding];
-    if (bytes === undefined) {
-      bytes =
-        encoding === 'br'
-          ? brotliCompressSync(entry.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } })
-          : gzipSync(entry.body, { level: 9 });
-      entry[encoding] = bytes;
-      this.#bytes += bytes.length;
+  async #compress(pageKey: string, entry: RenderedEntry) {
+    try {
+      entry.gzip = await gzipped(entry.body, { level: 9 });
+      entry.br = await brotli(entry.body, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_SIZE_HINT]: entry.body.length,
+        },
+      });
+    } catch {
+      return; // identity still serves
     }
-    return bytes;
+    // Counted at its new size (if still kept): setting the same value keeps its routes.
+    const page = this.#pages.peek(pageKey);
+    if (page?.entry === entry) this.#pages.set(pageKey, page, { noUpdateTTL: true });
+  }
+
+  stats() {
+    return {
+      pages: this.#pages.size,
+      routes: this.#routes.size,
+      bytes: this.#pages.calculatedSize,
+      evictions: this.#evictions,
+    };
   }
 }
 
 function size(entry: RenderedEntry): number {
-  return entry.body.length + (entry.br?.length ?? 0) + (entry.gzip?.length ?? 0);
+  return entry.body.length + (entry.br?.length ?? 0) + (entry.gzip?.length ?? 0) + OVERHEAD_BYTES;
 }
 
-/** The encoding to send: br, else gzip, when the client accepts it (q > 0); else identity. */
-export function chooseEncoding(acceptEncoding: string | undefined): Encoding {
-  if (acceptEncoding === undefined || acceptEncoding === '') return 'identity';
-  let gzip = false;
+/** What a client accepts of the encodings we keep. */
+interface Accepted {
+  br: boolean;
+  gzip: boolean;
+}
+
+const NOTHING: Accepted = { br: false, gzip: false };
+const accepted = new Map<string, Accepted>();
+/** Distinct Accept-Encoding values remembered (browsers send a handful); then the memo starts over. */
+const ACCEPTED_MEMO = 256;
+
+/** br and gzip, when the client accepts them (q > 0; `*` counts for both). */
+function acceptedEncodings(acceptEncoding: string | undefined): Accepted {
+  if (acceptEncoding === undefined || acceptEncoding === '') return NOTHING;
+  let result = accepted.get(acceptEncoding);
+  if (result !== undefined) return result;
+  result = { br: false, gzip: false };
   for (const part of acceptEncoding.split(',')) {
     const [name, ...params] = part.trim().toLowerCase().split(';');
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     if (q !== undefined && !(Number(q.slice(2)) > 0)) continue;
-    if (name === 'br') return 'br';
-    if (name === 'gzip' || name === '*') gzip = true;
+    if (name === 'br' || name === '*') result.br = true;
+    if (name === 'gzip' || name === '*') result.gzip = true;
   }
-  return gzip ? 'gzip' : 'identity';
+  if (accepted.size >= ACCEPTED_MEMO) accepted.clear();
+  accepted.set(acceptEncoding, result);
+  return result;
+}
+
+/** The representation to send: br, else gzip, when accepted and ready; else identity. */
+export function representation(
+  entry: RenderedEntry,
+  acceptEncoding: string | undefined,
+): { encoding: Encoding; bytes: Buffer } {
+  const accepts = acceptedEncodings(acceptEncoding);
+  if (accepts.br && entry.br !== undefined) return { encoding: 'br', bytes: entry.br };
+  if (accepts.gzip && entry.gzip !== undefined) return { encoding: 'gzip', bytes: entry.gzip };
+  return { encoding: 'identity', bytes: entry.body };
 }
 
 /** The ETag of a representation: the identity tag, suffixed for an encoded one (they differ in bytes). */

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isbot } from 'isbot';
 import { AppError } from '../../http/errors.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
+import { SessionIngest } from '../audience-sessions/index.js';
 import { CollectService } from './site.collect.service.js';
 import { sendErrorPage } from './site.error-pages.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
@@ -17,9 +18,12 @@ const buckets = (perSecond: number) => (perSecond > 0 ? new TokenBuckets(perSeco
  * JSON of at most 8 KiB, from the page's own origin, within the limits per client address and per
  * page. Refusals are problem+json (the page script reads them), not the HTML error pages.
  */
-export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenantOf, signer, tokens }) => {
-  const { database, clock, config } = app.ctx;
-  const visits = new CollectService(database, clock, signer, tokens);
+export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenantOf, signer, tokens, revisions }) => {
+  const { database, clock, config, logger } = app.ctx;
+  // Events are answered at once and written in batches; closing writes what was acknowledged.
+  const ingest = new SessionIngest(database, logger);
+  app.addHook('onClose', () => ingest.stop());
+  const visits = new CollectService(database, clock, signer, tokens, ingest, revisions);
   const clients = buckets(config.pageEventsPerSecond);
   const pages = buckets(config.pageEventsPerPagePerSecond);
 
@@ -55,7 +59,7 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
       const event = visits.read(tenantId, request.body, request.headers.host);
       limit(pages, event.audienceId, reply, 'for this page');
       if (event.t === 'start') return reply.code(201).send({ s: await visits.start(tenantId, event) });
-      await visits.update(tenantId, event);
+      visits.update(tenantId, event);
       return reply.code(204).send();
     },
   });

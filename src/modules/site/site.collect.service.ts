@@ -5,7 +5,18 @@ import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, notFound, type FieldError } from '../../http/errors.js';
 import { strict } from '../../http/schemas.js';
 import type { Clock } from '../../lib/clock.js';
-import { recordActivity, startSession, type SessionRef, type SessionTokens } from '../audience-sessions/index.js';
+import { LRUCache } from 'lru-cache';
+import {
+  activityOf,
+  newSession,
+  sessionAudience,
+  SESSION_IDLE_MS,
+  type SessionAudience,
+  type SessionIngest,
+  type SessionRef,
+  type SessionTokens,
+} from '../audience-sessions/index.js';
+import type { ServingRevisions } from '../serving/index.js';
 import type { PageSigner } from './site.tokens.js';
 
 /**
@@ -53,12 +64,25 @@ export type VisitEvent =
   | { t: 'start'; audienceId: string; landingUrl: URL }
   | { t: 'update'; audienceId: string; session: SessionRef; totals: Static<typeof UpdateEvent> };
 
+/** Audiences whose "served?" answer a process keeps (until their tenant's serving revision moves). */
+const AUDIENCES_KEPT = 10_000;
+/** Sessions whose last event a process remembers (to answer `session_ended` without a read). */
+const SESSIONS_KEPT = 100_000;
+
 export class CollectService {
+  readonly #audiences = new LRUCache<string, { audience: SessionAudience | null; generation: number }>({
+    max: AUDIENCES_KEPT,
+  });
+  /** session id → when this process last accepted an event of it (ms). */
+  readonly #lastSeen = new LRUCache<string, number>({ max: SESSIONS_KEPT });
+
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
     private readonly signer: PageSigner,
     private readonly tokens: SessionTokens,
+    private readonly ingest: SessionIngest,
+    private readonly revisions: ServingRevisions,
   ) {}
 
   /**
@@ -86,28 +110,56 @@ export class CollectService {
     throw invalidEvent('t', 'must be "start" or "update"', 'must be "start" or "update"');
   }
 
-  /** Starts the session; returns its token. 404 when the audience's page is no longer served. */
+  /**
+   * Starts the session (written with the next batch); returns its token. 404 when the audience's
+   * page is no longer served.
+   */
   async start(tenantId: string, event: Extract<VisitEvent, { t: 'start' }>): Promise<string> {
-    const session = await startSession(this.#scope(tenantId), this.clock, event);
-    if (session === null) throw notFound('page', event.audienceId);
-    return this.tokens.issue(tenantId, session);
+    this.#accepting();
+    const audience = await this.#audience(tenantId, event.audienceId);
+    if (audience === null) throw notFound('page', event.audienceId);
+    const now = this.clock.now();
+    const { ref, row } = newSession(audience, event, now);
+    this.ingest.start(tenantId, row);
+    this.#lastSeen.set(ref.sessionId, now.getTime());
+    return this.tokens.issue(tenantId, ref);
   }
 
-  /** Records the session's totals so far; `session_ended` once it has ended. */
-  async update(tenantId: string, { session, totals }: Extract<VisitEvent, { t: 'update' }>): Promise<void> {
-    const recorded = await recordActivity(this.#scope(tenantId), this.clock, session, {
-      engagedSeconds: totals.e,
-      scrollDepth: totals.d,
-      clicks: totals.c,
-      conversion: totals.x,
-    });
-    if (!recorded) {
+  /**
+   * Records the session's totals so far (with the next batch); `session_ended` (409) when this
+   * process knows it has ended. One it does not know (started elsewhere) is checked when written.
+   */
+  update(tenantId: string, { session, totals }: Extract<VisitEvent, { t: 'update' }>): void {
+    this.#accepting();
+    const now = this.clock.now().getTime();
+    const last = this.#lastSeen.get(session.sessionId);
+    if (last !== undefined && last < now - SESSION_IDLE_MS) {
       throw new AppError('session_ended', 'The session has ended (30 minutes without activity); start a new one.');
+    }
+    this.#lastSeen.set(session.sessionId, now);
+    const activity = activityOf(
+      session,
+      { engagedSeconds: totals.e, scrollDepth: totals.d, clicks: totals.c, conversion: totals.x },
+      now,
+    );
+    this.ingest.update(tenantId, activity, session.startedAtMs);
+  }
+
+  #accepting() {
+    if (!this.ingest.accepting) {
+      throw new AppError('service_unavailable', 'Visit events cannot be recorded right now; retry later.');
     }
   }
 
-  #scope(tenantId: string) {
-    return TenantScope.of(this.database, tenantId);
+  /** Whether the audience is served, as of its tenant's serving revision (one read per change). */
+  async #audience(tenantId: string, audienceId: string): Promise<SessionAudience | null> {
+    const key = `${tenantId} ${audienceId}`;
+    const known = this.#audiences.get(key);
+    if (known !== undefined && this.revisions.current(tenantId, known.generation)) return known.audience;
+    const generation = this.revisions.generation;
+    const audience = await sessionAudience(TenantScope.of(this.database, tenantId), audienceId);
+    this.#audiences.set(key, { audience, generation });
+    return audience;
   }
 }
 

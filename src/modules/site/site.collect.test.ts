@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
+import { SessionIngest } from '../audience-sessions/index.js';
 
 let t: TestApp;
 let alice: Tenant;
@@ -24,8 +25,15 @@ function collect(body: unknown, headers: Record<string, string> = {}, host = HOS
 }
 
 const viewOf = (html: string) => /<meta name="ap-view" content="([^"]+)"/.exec(html)![1]!;
-const sessions = () => t.database.kysely.selectFrom('audience_sessions').selectAll().orderBy('id').execute();
-const hours = () => t.database.kysely.selectFrom('audience_session_hours').selectAll().orderBy('audience_id').execute();
+// Events are written in batches (audience-sessions.ingest.ts): reads wait for what was acknowledged.
+const sessions = async () => {
+  await SessionIngest.flushAll();
+  return t.database.kysely.selectFrom('audience_sessions').selectAll().orderBy('id').execute();
+};
+const hours = async () => {
+  await SessionIngest.flushAll();
+  return t.database.kysely.selectFrom('audience_session_hours').selectAll().orderBy('audience_id').execute();
+};
 
 async function start(landing = `http://${HOST}/offers/acme`) {
   const res = await collect({ t: 'start', v: view, u: landing });
@@ -297,6 +305,7 @@ describe('rate limits', () => {
       expect(created).toBeLessThanOrEqual(11); // a burst of 5× the rate, plus what refills meanwhile
       expect(codes.filter((c) => c === 429).length).toBe(30 - created);
       expect(results.find((r) => r.statusCode === 429)!.headers['retry-after']).toBeDefined();
+      await SessionIngest.flushAll();
       const rows = await limited.database.kysely.selectFrom('audience_sessions').select('id').execute();
       expect(rows).toHaveLength(created);
     } finally {

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { requestHostname } from '../../lib/domain-name.js';
 import type { SessionTokens } from '../audience-sessions/index.js';
+import type { ServingRevisions } from '../serving/index.js';
 import type { PageHosts } from '../tenant-domains/index.js';
 import type { PageService } from './site.pages.service.js';
 import type { PageSigner } from './site.tokens.js';
@@ -41,6 +42,8 @@ export type VisitorSide = {
   /** `scheme://host[:port]` of the request: the page's origin. */
   origin(request: FastifyRequest): string;
   pages: PageService;
+  /** The tenants' serving revisions as this process knows them (what may be kept in memory). */
+  revisions: ServingRevisions;
   signer: PageSigner;
   tokens: SessionTokens;
 };

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
-import { chooseEncoding, etagFor, notModified } from './site.cache.js';
+import { etagFor, notModified, representation } from './site.cache.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { htmlHeaders } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
@@ -44,20 +44,22 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
   app.route({
     ...PAGE_HOST_READ,
     url: '/*',
+    // The bytes are compressed once per version (site.cache.ts), never per response.
+    compress: false,
     handler: async (request, reply) => {
       if (misses !== null && !misses.allows(request.ip)) return sendErrorPage(reply.header('retry-after', '60'), 429);
       const host = requestHostname(request.headers.host) ?? '';
       const outcome = await pages.page(host, request.url.split('?', 1)[0]!, origin(request));
       if (outcome.status !== 200) return miss(request, reply, outcome.status);
       const { entry } = outcome;
-      const encoding = chooseEncoding(request.headers['accept-encoding']);
+      const { encoding, bytes } = representation(entry, request.headers['accept-encoding']);
       htmlHeaders(reply, entry.csp)
         .header('cache-control', PAGE_CACHE_CONTROL)
         .header('etag', etagFor(entry, encoding))
         .header('vary', 'Accept-Encoding');
       if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();
       if (encoding !== 'identity') reply.header('content-encoding', encoding);
-      return reply.send(pages.encoded(entry, encoding));
+      return reply.send(bytes);
     },
   });
 

@@ -2,7 +2,9 @@ import type { Database } from '../../db/connect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { liveAssetFileId } from '../assets/index.js';
 import { readCompletedFile, type FileStore } from '../files/index.js';
-import { RenderCache, type RenderedEntry } from './site.cache.js';
+import { normalizePath } from '../page-links/index.js';
+import type { ServingRevisions } from '../serving/index.js';
+import { PageCache, type RenderedEntry } from './site.cache.js';
 import { pageModel, type PageModel } from './site.model.js';
 import { findArtifact } from './site.queries.js';
 import { renderPage, type FormState, type RenderAssets } from './site.render.js';
@@ -13,11 +15,38 @@ export type PageOutcome = { status: 200; entry: RenderedEntry } | { status: 404 
 export type FormPageOutcome = (Extract<Resolution, { status: 200 }> & { model: PageModel }) | { status: 404 | 410 };
 
 /**
- * What a page host answers for a path: the rendered page of the link's published version (from
- * the cache, or rendered once from the stored artifact), or 404/410 (site.resolve.ts).
+ * A path a page host may remember an answer for: a normalized path (so `/a//b/` and `/a/b` are
+ * not two entries) whose percent-escapes are the canonical ones a browser sends. Any other
+ * spelling is still answered, from the database, but never kept: a visitor cannot make entries
+ * by spelling one page many ways.
+ */
+function cacheablePath(rawPath: string): boolean {
+  let normalized: string;
+  try {
+    normalized = normalizePath(rawPath, '/path');
+  } catch {
+    return false;
+  }
+  if (normalized !== rawPath) return false;
+  if (!rawPath.includes('%')) return true;
+  return rawPath.split('/').every((segment) => {
+    try {
+      return encodeURIComponent(decodeURIComponent(segment)) === segment;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * What a page host answers for a path: the final bytes of the link's published version, from
+ * memory when this process answered the same (origin, path) since the tenant's serving revision
+ * last moved (no database, no rendering: site.cache.ts), else resolved (site.resolve.ts) and, for
+ * a version not kept yet, rendered once however many visitors ask at once; or 404/410, which are
+ * never kept.
  */
 export class PageService {
-  readonly #cache = new RenderCache();
+  readonly #cache: PageCache;
   readonly #rendering = new Map<string, Promise<RenderedEntry>>();
 
   constructor(
@@ -25,34 +54,57 @@ export class PageService {
     private readonly signer: PageSigner,
     private readonly assets: RenderAssets,
     private readonly files: FileStore,
-  ) {}
-
-  /** `origin` (scheme://host[:port]) is part of the key: absolute URLs in the page use it. */
-  async page(host: string, path: string, origin: string): Promise<PageOutcome> {
-    const resolution = await resolvePage(this.database, host, path);
-    if (resolution.status !== 200) return resolution;
-    const key = `${resolution.versionId} ${origin}`;
-    const cached = this.#cache.get(key);
-    if (cached !== undefined) return { status: 200, entry: cached };
-    // Concurrent first requests for a version render it once.
-    let pending = this.#rendering.get(key);
-    if (pending === undefined) {
-      pending = this.#render(key, resolution.tenantId, resolution.versionId, resolution.audienceId, origin).finally(
-        () => this.#rendering.delete(key),
-      );
-      this.#rendering.set(key, pending);
-    }
-    return { status: 200, entry: await pending };
+    private readonly revisions: ServingRevisions,
+    cacheBytes: number,
+  ) {
+    this.#cache = new PageCache(cacheBytes);
   }
 
-  encoded(entry: RenderedEntry, encoding: 'br' | 'gzip' | 'identity'): Buffer {
-    return this.#cache.encoded(entry, encoding);
+  /**
+   * `origin` (scheme://host[:port], the host a verified domain's name, see site.routes.ts) is
+   * part of every key: absolute URLs in the page use it. `path` is the request's path, as sent.
+   */
+  async page(host: string, path: string, origin: string): Promise<PageOutcome> {
+    const routeKey = `${origin}${path}`;
+    const route = this.#cache.route(routeKey);
+    if (route !== undefined) {
+      if (this.revisions.current(route.tenantId, route.generation)) return { status: 200, entry: route.entry };
+      this.#cache.forgetRoute(routeKey);
+    }
+    // Read before the database is: a change committed after this makes what follows stale.
+    const generation = this.revisions.generation;
+    const resolution = await resolvePage(this.database, host, path);
+    if (resolution.status !== 200) return resolution;
+    const pageKey = `${resolution.versionId} ${origin}`;
+    const entry = this.#cache.page(pageKey) ?? (await this.#rendered(pageKey, resolution, origin));
+    if (cacheablePath(path) && this.revisions.current(resolution.tenantId, generation)) {
+      this.#cache.addRoute(routeKey, pageKey, resolution.tenantId, generation);
+    }
+    return { status: 200, entry };
+  }
+
+  /** Concurrent first requests for a version on an origin render it once. */
+  #rendered(pageKey: string, resolution: Extract<Resolution, { status: 200 }>, origin: string) {
+    let pending = this.#rendering.get(pageKey);
+    if (pending === undefined) {
+      const { tenantId, versionId, audienceId } = resolution;
+      pending = this.#render(pageKey, tenantId, versionId, audienceId, origin).finally(() =>
+        this.#rendering.delete(pageKey),
+      );
+      this.#rendering.set(pageKey, pending);
+    }
+    return pending;
+  }
+
+  /** How full the cache is (metrics). */
+  cacheStats() {
+    return this.#cache.stats();
   }
 
   async #render(key: string, tenantId: string, versionId: string, audienceId: string, origin: string) {
     const model = await this.#model(tenantId, versionId);
     const { html, csp } = this.render(model, tenantId, audienceId, origin, null);
-    return this.#cache.set(key, html, csp);
+    return this.#cache.addPage(key, html, csp);
   }
 
   async #model(tenantId: string, versionId: string): Promise<PageModel> {

@@ -4,6 +4,7 @@ import { loadServiceSecret } from '../../db/service-secrets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { SessionTokens } from '../audience-sessions/index.js';
 import { fileRuntime } from '../files/index.js';
+import { ServingRevisions } from '../serving/index.js';
 import { pageHostsFor } from '../tenant-domains/index.js';
 import { collectRoutes } from './site.collect.routes.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
@@ -32,12 +33,27 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   const assets = staticAssets();
   const renderAssets = { stylesheet: assets.stylesheet.path, script: assets.script.path };
   const { store } = await fileRuntime(app.ctx);
-  // Behind a proxy the public base URL says the scheme visitors use; without one, the request does.
-  const scheme = config.publicBaseUrl === null ? null : new URL(config.publicBaseUrl).protocol.slice(0, -1);
+  // A page's own origin, from the verified host name and the configured scheme and port, never
+  // the raw header: behind a proxy PUBLIC_BASE_URL says what visitors use; without it, the
+  // request's scheme (http or https only) and the port this server listens on, if the Host named it.
+  const base = config.publicBaseUrl === null ? null : new URL(config.publicBaseUrl);
+  const basePort = base === null || base.port === '' ? '' : `:${base.port}`;
+  const listeningPort = `:${config.port}`;
+  const origin = (request: FastifyRequest) => {
+    const header = request.headers.host ?? '';
+    const host = requestHostname(header) ?? '';
+    if (base !== null) return `${base.protocol}//${host}${basePort}`;
+    const port = header.endsWith(listeningPort) ? listeningPort : '';
+    return `${request.protocol === 'https' ? 'https' : 'http'}://${host}${port}`;
+  };
+  const revisions = new ServingRevisions(database, app.ctx.logger);
+  await revisions.start();
+  app.addHook('onClose', () => revisions.stop());
   const visitor: VisitorSide = {
     tenantOf: (request: FastifyRequest) => hosts.tenantOf(requestHostname(request.headers.host) ?? ''),
-    origin: (request: FastifyRequest) => `${scheme ?? request.protocol}://${request.headers.host ?? ''}`,
-    pages: new PageService(database, signer, renderAssets, store),
+    origin,
+    pages: new PageService(database, signer, renderAssets, store, revisions, config.pageCacheMegabytes * 1024 * 1024),
+    revisions,
     signer,
     tokens,
   };

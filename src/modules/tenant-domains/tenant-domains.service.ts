@@ -10,6 +10,7 @@ import { newId } from '../../lib/ids.js';
 import * as q from './tenant-domains.queries.js';
 import { MAX_DOMAINS_PER_TENANT, type TenantDomain, type TenantDomainCreateBody } from './tenant-domains.schemas.js';
 import { newClaim, toTenantDomain } from './tenant-domains.verification.js';
+import { servingChanged } from '../serving/index.js';
 
 function hostnameTaken(hostname: string) {
   // The same answer whoever holds it: which tenant does is nobody else's business.
@@ -105,6 +106,7 @@ export async function deleteTenantDomain(
     const now = isoNow(clock);
     if (!(await q.markTenantDomainDeleted(tx, id, now))) throw notFound('tenant domain', id);
     await q.deleteLinksOfDomain(tx, id, now);
+    await servingChanged(tx);
     return { hostname: row.hostname, wasServing: row.status === 'verified' };
   });
 }

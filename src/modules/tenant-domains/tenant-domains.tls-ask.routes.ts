@@ -23,7 +23,10 @@ export const tlsAskRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await hosts.start();
   app.addHook('onClose', () => hosts.stop());
   const own = new Set(serviceHostnames(app.ctx.config));
-  const refusals = new TokenBuckets(TLS_ASK_REFUSALS_PER_SECOND, TLS_ASK_REFUSALS_BURST);
+  // The service's clock (not the CPU's): the refill is then what tests can hold still.
+  const refusals = new TokenBuckets(TLS_ASK_REFUSALS_PER_SECOND, TLS_ASK_REFUSALS_BURST, () =>
+    app.ctx.clock.now().getTime(),
+  );
 
   app.get(
     '/_ap/tls-ask',

@@ -11,6 +11,7 @@ import { isLocalhostName } from '../../lib/domain-name.js';
 import { txtResolver, type TxtResolver } from '../../net/dns-resolver.js';
 import * as q from './tenant-domains.queries.js';
 import type { CheckResult, DomainVerification, TenantDomain } from './tenant-domains.schemas.js';
+import { servingChanged } from '../serving/index.js';
 
 /**
  * Proof of a domain claim (docs/pages-runtime.md, Domains): a TXT record at
@@ -282,8 +283,9 @@ async function applyCheck(
         return { kind: 'superseded', row: await supersede(tx, row) };
       }
       const { event, changes } = afterCheck(row, check, clock.now(), trigger);
-      const servingChanged = changes.status !== undefined && changes.status !== row.status;
-      await q.updateTenantDomain(tx, id, changes, { servingChanged });
+      const servingChanges = changes.status !== undefined && changes.status !== row.status;
+      await q.updateTenantDomain(tx, id, changes, { servingChanged: servingChanges });
+      if (servingChanges) await servingChanged(tx);
       if (event === 'verified') await q.supersedeOtherClaims(tx, row.hostname, id);
       return { kind: 'checked', event, row: (await q.findTenantDomain(tx, id))! };
     });

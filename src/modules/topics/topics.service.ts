@@ -3,6 +3,7 @@ import type { KeysetWindow } from '../../http/pagination.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { forgetTopicEntries, indexTopicEntry, relabelTopicEntries } from '../agent/index.js';
 import * as q from './topics.queries.js';
 import {
   MAX_SORT_ORDER,
@@ -106,6 +107,7 @@ export async function createEntry(
     };
     await q.insertEntry(tx, row);
     await q.touchTopic(tx, topicId, now);
+    await indexTopicEntry(tx, row, topic.title);
     return toEntry(row);
   });
 }
@@ -144,7 +146,15 @@ export async function patchTopic(scope: TenantScope, clock: Clock, topicId: stri
     if (Object.keys(changes).length === 0) return toTopic(row, await q.listEntries(tx, topicId));
     const updated = { ...row, ...changes, updated_at: isoNow(clock) };
     await q.updateTopic(tx, topicId, { ...changes, updated_at: updated.updated_at });
-    return toTopic(updated, await q.listEntries(tx, topicId));
+    const entries = await q.listEntries(tx, topicId);
+    if (changes.title !== undefined) {
+      await relabelTopicEntries(
+        tx,
+        entries.map((e) => e.id),
+        changes.title,
+      );
+    }
+    return toTopic(updated, entries);
   });
 }
 
@@ -157,6 +167,10 @@ export async function deleteTopic(scope: TenantScope, topicId: string): Promise<
     await tx.lock('topics');
     const row = await q.findTopic(tx, topicId, { lock: true });
     if (row === undefined) throw notFound('topic', topicId);
+    await forgetTopicEntries(
+      tx,
+      (await q.listEntries(tx, topicId)).map((e) => e.id),
+    );
     await q.deleteTopic(tx, topicId);
     if (row.is_default) {
       const next = await q.firstTopic(tx);
@@ -197,6 +211,7 @@ export async function patchEntry(
     const updated = { ...row, ...changes, updated_at: now };
     await q.updateEntry(tx, entryId, { ...changes, updated_at: now });
     await q.touchTopic(tx, topicId, now);
+    if (changes.content !== undefined) await indexTopicEntry(tx, updated, topic.title);
     return toEntry(updated);
   });
 }
@@ -208,6 +223,7 @@ export async function deleteEntry(scope: TenantScope, clock: Clock, topicId: str
     if (topic === undefined) throw notFound('topic', topicId);
     const row = await q.findEntry(tx, topicId, entryId);
     if (row === undefined) throw notFound('topic entry', entryId);
+    await forgetTopicEntries(tx, [entryId]);
     await q.deleteEntry(tx, entryId);
     await q.touchTopic(tx, topicId, isoNow(clock));
   });

@@ -1,0 +1,206 @@
+import type { Logger } from 'pino';
+import type { Database } from '../../db/connect.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import type { SessionRow } from './audience-sessions.collect.js';
+import { insertSessions, recordActivities, type ActivityTotals } from './audience-sessions.queries.js';
+
+/** Events are written at most this long after they were acknowledged (the durability window). */
+const INGEST_FLUSH_MS = 25;
+/** …or as soon as this many are waiting. */
+const MAX_BATCH = 1_000;
+/** Events waiting (a database that is down): beyond this, new events are refused (503) rather than kept. */
+const MAX_QUEUED = 100_000;
+/** Rows per statement (bound parameters stay far below both engines' limits). */
+const CHUNK = 400;
+/**
+ * An event for a session that no row matched yet is tried again for this long after the session
+ * started: its start may still be waiting in another process's batch (several processes).
+ */
+const UNSTARTED_GRACE_MS = 5_000;
+
+interface PendingUpdate {
+  tenantId: string;
+  totals: ActivityTotals;
+  startedAtMs: number;
+}
+
+interface FlushReport {
+  events: number;
+  ms: number;
+  failed: boolean;
+}
+
+/**
+ * Visit events written in batches (docs/pages-runtime.md#durability-of-visit-events): the request
+ * is validated and answered at once; what it asks to write waits here at most `INGEST_FLUSH_MS`
+ * (or until `MAX_BATCH` events wait), and then one transaction writes the new sessions with their
+ * hourly counts (multi-row insert and upsert, insertSessions) and the other events (one multi-row
+ * update per tenant and chunk, recordActivities). Events of one session within a batch are merged
+ * (totals only grow, so the merge is the larger of each), so the rows and the rollups are exactly
+ * what one write per event would have made. A failed flush keeps its events for the next one;
+ * `stop` writes everything acknowledged before the process exits. A hard crash loses at most the
+ * events of one flush window; a rollup is never half-written (it commits with its sessions).
+ */
+export class SessionIngest {
+  /** Every ingest not stopped yet (tests and the bench wait for them with `flushAll`). */
+  static readonly #live = new Set<SessionIngest>();
+
+  /** Writes what every ingest of this process holds now (tests: what was acknowledged is readable). */
+  static async flushAll(): Promise<void> {
+    for (const ingest of SessionIngest.#live) {
+      while (ingest.queued > 0 || ingest.#flushing !== null) {
+        await ingest.#flushing;
+        await ingest.flush();
+      }
+    }
+  }
+
+  #starts: { tenantId: string; row: SessionRow }[] = [];
+  #updates = new Map<string, PendingUpdate>();
+  #timer: NodeJS.Timeout | null = null;
+  #flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly logger?: Logger,
+    private readonly onFlush?: (report: FlushReport) => void,
+  ) {
+    SessionIngest.#live.add(this);
+  }
+
+  /** Events waiting to be written. */
+  get queued(): number {
+    return this.#starts.length + this.#updates.size;
+  }
+
+  /** Whether another event may be acknowledged now (false while a database outage fills the queue). */
+  get accepting(): boolean {
+    return this.queued < MAX_QUEUED;
+  }
+
+  start(tenantId: string, row: SessionRow): void {
+    this.#starts.push({ tenantId, row });
+    this.#schedule();
+  }
+
+  update(tenantId: string, totals: ActivityTotals, startedAtMs: number): void {
+    const key = `${tenantId} ${totals.sessionId}`;
+    const pending = this.#updates.get(key);
+    this.#updates.set(key, pending === undefined ? { tenantId, totals, startedAtMs } : merged(pending, totals));
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.queued >= MAX_BATCH) {
+      void this.flush();
+      return;
+    }
+    if (this.#timer !== null || this.#flushing !== null) return;
+    this.#timer = setTimeout(() => void this.flush(), INGEST_FLUSH_MS);
+  }
+
+  /** Writes what waits now (after the flush in progress, if any). */
+  flush(): Promise<void> {
+    if (this.#flushing !== null) return this.#flushing;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.queued === 0) return Promise.resolve();
+    this.#flushing = this.#write().finally(() => {
+      this.#flushing = null;
+      if (this.queued > 0) this.#schedule();
+    });
+    return this.#flushing;
+  }
+
+  async #write(): Promise<void> {
+    const starts = this.#starts;
+    const updates = [...this.#updates.values()];
+    this.#starts = [];
+    this.#updates = new Map();
+    const began = performance.now();
+    let unmatched: PendingUpdate[] = [];
+    try {
+      unmatched = await TenantScope.acrossTenants(this.database, async (_trx, scopeOf) => {
+        for (const [tenantId, rows] of byTenant(starts, (s) => s.tenantId)) {
+          for (let i = 0; i < rows.length; i += CHUNK) {
+            await insertSessions(
+              scopeOf(tenantId),
+              rows.slice(i, i + CHUNK).map((s) => s.row),
+            );
+          }
+        }
+        const missed: PendingUpdate[] = [];
+        for (const [tenantId, pending] of byTenant(updates, (u) => u.tenantId)) {
+          for (let i = 0; i < pending.length; i += CHUNK) {
+            const chunk = pending.slice(i, i + CHUNK);
+            const matched = new Set(
+              await recordActivities(
+                scopeOf(tenantId),
+                chunk.map((u) => u.totals),
+              ),
+            );
+            for (const u of chunk) if (!matched.has(u.totals.sessionId)) missed.push(u);
+          }
+        }
+        return missed;
+      });
+    } catch (err) {
+      // Kept for the next flush (in front of what arrived meanwhile).
+      this.logger?.warn({ err, events: starts.length + updates.length }, 'writing visit events failed; retrying');
+      this.#starts = [...starts, ...this.#starts];
+      for (const u of updates) this.#requeue(u);
+      this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: true });
+      await new Promise((r) => setTimeout(r, INGEST_FLUSH_MS * 4));
+      return;
+    }
+    this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: false });
+    // A session whose start is still in another process's batch: once more, while it is young.
+    const now = Date.now();
+    for (const u of unmatched) if (now - u.startedAtMs < UNSTARTED_GRACE_MS) this.#requeue(u);
+  }
+
+  #requeue(update: PendingUpdate): void {
+    const key = `${update.tenantId} ${update.totals.sessionId}`;
+    const pending = this.#updates.get(key);
+    this.#updates.set(key, pending === undefined ? update : merged(update, pending.totals));
+  }
+
+  /** Writes everything acknowledged (shutdown). */
+  async stop(): Promise<void> {
+    SessionIngest.#live.delete(this);
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    for (let attempt = 0; attempt < 20 && (this.queued > 0 || this.#flushing !== null); attempt++) {
+      await this.#flushing;
+      await this.flush();
+    }
+  }
+}
+
+/** Two events of one session as one: the larger of each total, the earliest "ended before" check. */
+function merged(pending: PendingUpdate, next: ActivityTotals): PendingUpdate {
+  const a = pending.totals;
+  return {
+    ...pending,
+    totals: {
+      ...a,
+      engaged: Math.max(a.engaged, next.engaged),
+      scroll: Math.max(a.scroll, next.scroll),
+      clicks: Math.max(a.clicks, next.clicks),
+      conversion: a.conversion || next.conversion,
+      now: a.now > next.now ? a.now : next.now,
+      endedBefore: a.endedBefore < next.endedBefore ? a.endedBefore : next.endedBefore,
+    },
+  };
+}
+
+function byTenant<T>(items: readonly T[], tenantOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const tenantId = tenantOf(item);
+    const group = groups.get(tenantId);
+    if (group === undefined) groups.set(tenantId, [item]);
+    else group.push(item);
+  }
+  return groups;
+}

@@ -1,0 +1,25 @@
+// The console's small islands of script: copy buttons and confirmations. Everything works without it.
+(function () {
+  'use strict';
+  document.addEventListener('click', function (event) {
+    var target = event.target;
+    if (!(target instanceof Element)) return;
+    var copy = target.closest('[data-copy]');
+    if (copy && navigator.clipboard) {
+      event.preventDefault();
+      navigator.clipboard.writeText(copy.getAttribute('data-copy') || '').then(function () {
+        var was = copy.textContent;
+        copy.textContent = 'Copied';
+        setTimeout(function () {
+          copy.textContent = was;
+        }, 1500);
+      });
+    }
+  });
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    var question = form.getAttribute('data-confirm');
+    if (question && !window.confirm(question)) event.preventDefault();
+  });
+})();
