@@ -63,7 +63,7 @@ const runnable = async () =>
     ).n,
   );
 
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000) {
+async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 100_000) {
   const end = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > end) throw new Error('timed out');
@@ -92,10 +92,10 @@ it("keeps to the limit across processes, and one tenant's backlog never holds up
 
     const order = fake.requests.map((r) => (JSON.stringify(r.body.messages).includes('BOB-BRIEF') ? 'bob' : 'alice'));
     expect(order.filter((who) => who === 'alice')).toHaveLength(backlog);
-    // Bob's call is the next to start once a slot frees (the one claim that may already be under way aside)
-    expect(order.indexOf('bob')).toBeLessThanOrEqual(startedBefore + 1);
+    // Bob's call is the next to start once a slot frees (aside from a claim each process may have had under way)
+    expect(order.indexOf('bob')).toBeLessThanOrEqual(startedBefore + 2);
     expect(fake.maxInFlight).toBe(LIMIT);
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
   }
-});
+}, 120_000); // real workers and a real server: minutes on a loaded machine
