@@ -378,7 +378,8 @@ const languageModel = group('Language model', {
   llmConcurrency: setting(wholeNumber(1, 256), {
     env: 'LLM_CONCURRENCY',
     default: 4,
-    description: 'Provider calls one process has in flight at once.',
+    description:
+      'Provider calls in flight at once: versions a model writes at once, all processes together (tenants take turns for them), and the calls of each process (generation and the on-page agent share them).',
   }),
   llmDailyTokenBudget: setting(wholeNumber(0, 1_000_000_000_000), {
     env: 'LLM_DAILY_TOKEN_BUDGET',

@@ -21,7 +21,7 @@ export interface LlmSettings {
 }
 
 /** The settings when a model is configured (LLM_BASE_URL and LLM_MODEL), else null. */
-export function llmSettings(config: Config): LlmSettings | null {
+function llmSettings(config: Config): LlmSettings | null {
   if (config.llmBaseUrl === null || config.llmModel === null) return null;
   return {
     baseUrl: config.llmBaseUrl,
@@ -31,6 +31,20 @@ export function llmSettings(config: Config): LlmSettings | null {
     maxOutputTokens: config.llmMaxOutputTokens,
     concurrency: config.llmConcurrency,
   };
+}
+
+const clients = new WeakMap<Config, LlmClient>();
+
+/**
+ * The process's one client for `config` (null without a model): generation and the on-page agent
+ * share it, so LLM_CONCURRENCY bounds the calls the process has in flight, whoever makes them.
+ */
+export function sharedLlmClient(config: Config): LlmClient | null {
+  const settings = llmSettings(config);
+  if (settings === null) return null;
+  let client = clients.get(config);
+  if (client === undefined) clients.set(config, (client = new LlmClient(settings)));
+  return client;
 }
 
 export interface LlmMessage {

@@ -95,8 +95,14 @@ export interface LeaseSettings {
   leaseMs: number;
   /** Runs, including ones lost to crashes, before the job fails for good. */
   maxAttempts: number;
-  /** Jobs one process runs at once; a tenant holds at most half of them (TenantSlots). */
+  /** Jobs one process runs at once; a tenant holds at most half of them (TenantSlots), or `perTenant`. */
   concurrency: number;
+  /**
+   * The most jobs one tenant runs at once in a process (default half of `concurrency`). All of
+   * them when every job waits on the same shared resource (one provider): the claims still take
+   * tenants round-robin for every slot that frees, so another tenant's job takes the next one.
+   */
+  perTenant?: number;
   /** How often the worker looks for due jobs when nothing woke it. */
   pollMs: number;
   /** The longest `afterMs` a retry is granted (default an hour). */
@@ -171,7 +177,7 @@ export class LeasedJobs<T extends LeasedJobTable, Job extends LeasedRow, Value, 
   /** The background worker: up to `concurrency` jobs in flight, woken by the kind's channel. */
   worker(): BackgroundWorker {
     const { name, channel, settings } = this.#kind;
-    const slots = new TenantSlots(settings.concurrency);
+    const slots = new TenantSlots(settings.concurrency, settings.perTenant);
     return slottedWorker({
       name,
       channels: [channel],

@@ -9,8 +9,12 @@ export class TenantSlots {
   readonly #busy = new Map<string, number>();
   #inFlight = 0;
 
-  constructor(readonly concurrency: number) {
-    this.perTenant = Math.max(1, Math.ceil(concurrency / 2));
+  /** `perTenant`: the most one tenant may hold (default half of `concurrency`, rounded up). */
+  constructor(
+    readonly concurrency: number,
+    perTenant?: number,
+  ) {
+    this.perTenant = Math.max(1, Math.min(concurrency, perTenant ?? Math.ceil(concurrency / 2)));
   }
 
   get free(): number {

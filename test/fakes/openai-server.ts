@@ -39,6 +39,9 @@ const DEFAULT_USAGE: FakeUsage = { prompt_tokens: 100, completion_tokens: 50 };
 
 export class FakeOpenAI {
   readonly requests: FakeRequest[] = [];
+  /** Requests being answered now, and the most there ever were at once (concurrency limits). */
+  inFlight = 0;
+  maxInFlight = 0;
   /** The answer when no scripted one is left. */
   otherwise: FakeAnswer = { status: 500, message: 'no answer scripted' };
   readonly #queue: FakeAnswer[] = [];
@@ -70,6 +73,7 @@ export class FakeOpenAI {
   reset(): void {
     this.#queue.length = 0;
     this.requests.length = 0;
+    this.maxInFlight = this.inFlight;
     this.otherwise = { status: 500, message: 'no answer scripted' };
   }
 
@@ -80,6 +84,13 @@ export class FakeOpenAI {
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    let closed = false;
+    res.once('close', () => {
+      closed = true;
+      this.inFlight--;
+    });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const path = (req.url ?? '').split('?')[0]!;
@@ -102,7 +113,8 @@ export class FakeOpenAI {
         }, answer.delayMs);
         this.#timers.add(timer);
       });
-      if (res.destroyed || req.destroyed) return;
+      // the client gave up (its timeout): nothing to answer. (`req` is destroyed once its body was read.)
+      if (closed) return;
     }
     const model = 'model' in answer && answer.model ? answer.model : body.model;
     if ('status' in answer) {
