@@ -2,7 +2,7 @@ import type { Database } from '../../db/connect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SessionTokens } from '../audience-sessions/index.js';
+import { SessionIngest, type SessionTokens } from '../audience-sessions/index.js';
 import { readSubmission, submitForm, type FieldProblem, type FormValues } from '../form-submissions/index.js';
 import type { ActionModel } from './site.model.js';
 import type { FormPageOutcome, PageService } from './site.pages.service.js';
@@ -94,6 +94,8 @@ export class FormService {
         ? { sessionId: ref.sessionId }
         : null;
 
+    // Visits are written in batches (SessionIngest): the one this submission marks must be there.
+    if (session !== null) await SessionIngest.flushAll();
     const scope = TenantScope.of(this.database, page.tenantId);
     try {
       const result = await submitForm(scope, this.clock, {

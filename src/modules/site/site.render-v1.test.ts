@@ -15,7 +15,9 @@ const ctx = {
   viewToken: 'audience_01.sig',
   assets: { stylesheet: '/_ap/page.abc.css', script: '/_ap/page.def.js' },
 };
-const model = pageModel(artifact, (kind, id) => `/_ap/img/${kind}/${id}`);
+const flagged = pageModel(artifact, (kind, id) => `/_ap/img/${kind}/${id}`);
+// The fixture predates the on-page agent: its bytes are the page without the widget.
+const model = { ...flagged, agent: false };
 
 describe('a stored v1 version', () => {
   it('renders byte for byte as before, with the same CSP', () => {
@@ -31,5 +33,14 @@ describe('a stored v1 version', () => {
       problems: [{ field: 'email', message: 'Enter an email' }],
     } as FormState;
     expect(renderPage(model, ctx, formState).html).toBe(fixture('page-v1.form-state.html'));
+  });
+
+  it('adds the on-page agent, and nothing else, when the version has isNewPageAgent (docs/agent.md)', () => {
+    expect(flagged.agent).toBe(true);
+    const page = renderPage(flagged, ctx);
+    const widget = /<section class="ap-agent"[\s\S]*?<\/section>/.exec(page.html);
+    expect(widget?.[0]).toContain('Ask a question');
+    expect(page.html.replace(widget![0], '')).toBe(fixture('page-v1.html'));
+    expect(page.csp).toBe(fixture('page-v1.csp.txt'));
   });
 });
