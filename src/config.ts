@@ -186,6 +186,12 @@ const files = group('Files', {
     description:
       'Full image decodes (upload checks, previews) at once per process; the others wait in line ([api.md](api.md), Files).',
   }),
+  assetBytesGraceHours: setting(wholeNumber(0, 24 * 365), {
+    env: 'ASSET_BYTES_GRACE_HOURS',
+    default: 168,
+    description:
+      'How long the bytes of a deleted asset stay stored (when no other asset uses its file) before they are removed ([api.md](api.md), Assets).',
+  }),
 });
 
 const webhooks = group('Webhooks', {

@@ -4,7 +4,7 @@ import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { insertSessions } from '../../src/modules/audience-sessions/audience-sessions.queries.js';
 import { makeSession, type SessionRow } from '../../src/modules/audience-sessions/audience-sessions.demo.js';
-import { createAudience } from '../../src/modules/audiences/audiences.service.js';
+import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import type { BenchScenario } from '../lib.js';
 
@@ -37,7 +37,7 @@ async function seedPagesAndAudiences(scope: TenantScope, clock: Clock): Promise<
     });
     pageIds.push(pageId);
     for (let a = 0; a < AUDIENCES_PER_PAGE; a++) {
-      const { audienceId } = await createAudience(scope, clock, {
+      const { audienceId } = await seedAudience(scope, clock, {
         pageId,
         computedName: `Company ${p}-${a} · VP Sales`,
         personRouteKey: `person-${p}-${a}`,

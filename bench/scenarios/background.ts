@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/lib/clock.js';
-import { createAudience } from '../../src/modules/audiences/audiences.service.js';
+import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createVersion } from '../../src/modules/audiences/audiences.versions.js';
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import { allowEverything } from '../../src/net/address-policy.js';
@@ -37,7 +37,7 @@ async function measure(ctx: BenchContext, placement: Placement) {
   const audiences: { pageId: string; audienceId: string }[] = [];
   for (let i = 0; i < backlog; i++) {
     const pageId = pageIds[i % pageIds.length]!;
-    const { audienceId } = await createAudience(tenant.scope, systemClock, {
+    const { audienceId } = await seedAudience(tenant.scope, systemClock, {
       pageId,
       computedName: `Company ${i} · VP Sales`,
       personRouteKey: `person-${i}`,

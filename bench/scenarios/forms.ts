@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { createAudience } from '../../src/modules/audiences/audiences.service.js';
+import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
@@ -310,7 +310,7 @@ export const formsScenario: BenchScenario = {
       ],
       headerActionIndex: 0,
     });
-    const { audienceId } = await createAudience(scope, ctx.clock, {
+    const { audienceId } = await seedAudience(scope, ctx.clock, {
       pageId,
       computedName: 'Acme Corporation',
       personRouteKey: null,

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { sql } from 'kysely';
 import { createVersion, publishPageDrafts } from '../../src/modules/audiences/audiences.versions.js';
 import { generateNow } from '../../src/modules/audiences/audiences.generation.js';
-import { createAudience } from '../../src/modules/audiences/audiences.service.js';
+import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
@@ -107,7 +107,7 @@ export const siteScenario: BenchScenario = {
         ogImageUrl: 'https://cdn.example.com/og.png',
       },
     });
-    const { audienceId } = await createAudience(scope, ctx.clock, {
+    const { audienceId } = await seedAudience(scope, ctx.clock, {
       pageId,
       computedName: 'Acme Corporation · VP Sales',
       personRouteKey: 'jane-doe-acme',

@@ -117,6 +117,12 @@ export function jsonText(engine: Engine, column: Expression<unknown>, path: stri
   return sql<string | null>`json_extract(${column}, ${`$.${path.join('.')}`})`;
 }
 
+/** Whether a JSON array column holds `value` as one of its elements (`@>` on PostgreSQL, `json_each` on SQLite). */
+export function jsonArrayHolds(engine: Engine, column: Expression<unknown>, value: string): RawBuilder<SqlBool> {
+  if (engine === 'postgres') return sql<SqlBool>`${column} @> ${JSON.stringify([value])}::jsonb`;
+  return sql<SqlBool>`exists (select 1 from json_each(${column}) where json_each.value = ${value})`;
+}
+
 /**
  * Runs `work` in a transaction of its own. SQLite: concurrent transactions share one commit (group
  * commit, see group-commit.ts), each isolated in a savepoint, begun with `begin immediate` so that

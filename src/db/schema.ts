@@ -83,7 +83,8 @@ export interface FilesTable {
   filename: string;
   declared_content_type: string;
   declared_size: number;
-  status: 'pending' | 'completed';
+  /** `purged`: its bytes were removed with the last asset that used it (docs/api.md, Assets). */
+  status: 'pending' | 'completed' | 'purged';
   upload_expires_at: Timestamp;
   content_type: string | null;
   size: number | null;
@@ -168,6 +169,8 @@ export interface AudiencesTable {
   is_new_page_agent: boolean;
   person_id: string | null;
   person_route_key: string | null;
+  /** The account the audience addresses when it addresses no person (0040); null otherwise. */
+  account_id: ColumnType<string | null, string | null | undefined, string | null>;
   action_form_id_override: string | null;
   action_form_instructions_override: string | null;
   action_url_override: string | null;

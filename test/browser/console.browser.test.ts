@@ -112,6 +112,12 @@ describe.skipIf(!HAVE_BROWSER)('the console in a real browser (Chromium)', () =>
     expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
     await shoot(page, 'pages');
 
+    // a page's screen: its audiences and their versions
+    await page.getByRole('link', { name: 'Sales deck: platform overview' }).click();
+    await page.waitForURL(/\/console\/pages\/page_/);
+    expect(await page.locator('tbody tr').count()).toBeGreaterThan(0);
+    await shoot(page, 'page');
+
     // users: invite by keyboard only
     await page.getByRole('link', { name: 'Users' }).click();
     await page.waitForURL(`${origin}/console/users`);

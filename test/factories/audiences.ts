@@ -4,7 +4,7 @@ import { versionGeneration } from '../../src/modules/audiences/audiences.generat
 import { publishPageDrafts } from '../../src/modules/audiences/audiences.versions.js';
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
-import { createAudience, type NewAudience } from '../../src/modules/audiences/index.js';
+import { seedAudience, type NewAudience } from '../../src/modules/audiences/index.js';
 import { makePage } from './pages.js';
 
 /** An audience (with its first version generated and published) on `pageId`, or on a new page. */
@@ -14,7 +14,7 @@ export async function makeAudience(
   overrides: Partial<NewAudience> = {},
 ): Promise<{ pageId: string; audienceId: string; versionId: string }> {
   const pageId = overrides.pageId ?? (await makePage(scope, clock));
-  const { audienceId, versionId } = await createAudience(scope, clock, {
+  const { audienceId, versionId } = await seedAudience(scope, clock, {
     pageId,
     computedName: 'Acme Corp · VP Sales',
     personRouteKey: 'jane-acme',

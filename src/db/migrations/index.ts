@@ -16,6 +16,8 @@ import * as m0025 from './0025-generation-usage.js';
 import * as m0026 from './0026-llm-token-days.js';
 import * as m0030 from './0030-domain-verification.js';
 import * as m0031 from './0031-domain-checks.js';
+import * as m0040 from './0040-audience-authoring.js';
+import * as m0045 from './0045-asset-lifecycle.js';
 import * as m0050 from './0050-agent-passages.js';
 import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
@@ -42,6 +44,8 @@ export const migrations: Record<string, Migration> = {
   '0026-llm-token-days': m0026,
   '0030-domain-verification': m0030,
   '0031-domain-checks': m0031,
+  '0040-audience-authoring': m0040,
+  '0045-asset-lifecycle': m0045,
   '0050-agent-passages': m0050,
   '0060-serving-revisions': m0060,
   '0065-console': m0065,

@@ -96,3 +96,13 @@ export async function fillAccountName(scope: TenantScope, accountId: string, nam
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/** Sets the account's name; returns whether the account exists. */
+export async function setAccountName(scope: TenantScope, accountId: string, name: string | null, now: string) {
+  const result = await scope
+    .updateTable('accounts')
+    .set({ name, updated_at: now })
+    .where('accounts.id', '=', accountId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

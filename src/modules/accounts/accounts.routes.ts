@@ -6,6 +6,7 @@ import {
   AccountList,
   AccountListQuery,
   AccountParams,
+  AccountPatchBody,
   AccountSearchQuery,
 } from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
@@ -81,5 +82,21 @@ export const accountsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => accounts.getAccount(request.scope, request.params.account_id),
+  );
+
+  app.patch(
+    '/accounts/:account_id',
+    {
+      schema: {
+        operationId: 'accounts.patch',
+        tags: ['Accounts (extension)'],
+        summary: "Rename an account (its `name`; the domain is the account's identity)",
+        description: 'Extension of the interface (docs/api.md, Accounts: renaming one).',
+        params: AccountParams,
+        body: AccountPatchBody,
+        response: { 200: Account, ...standardErrorResponses },
+      },
+    },
+    async (request) => accounts.patchAccount(request.scope, clock, request.params.account_id, request.body),
   );
 };

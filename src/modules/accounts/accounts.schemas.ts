@@ -51,6 +51,22 @@ export const AccountCreateBody = Type.Object(
   strict,
 );
 
+/** `PATCH /v0/accounts/{account_id}` (an extension: docs/api.md, Accounts). */
+export const AccountPatchBody = Type.Object(
+  {
+    name: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: ACCOUNT_LIMITS.name,
+          description: 'The company name; null clears it.',
+        }),
+      ),
+    ),
+  },
+  strict,
+);
+
 const IncludeEmptyOnly = Type.Union([Type.Literal('true'), Type.Literal('false')], {
   default: 'false',
   description: '`true` lists only accounts without linked persons.',
@@ -68,5 +84,6 @@ export const AccountList = Envelope(Type.Ref('AccountSummary'), { $id: 'AccountL
 export type Account = Static<typeof Account>;
 export type AccountSummary = Static<typeof AccountSummary>;
 export type AccountCreateBody = Static<typeof AccountCreateBody>;
+export type AccountPatchBody = Static<typeof AccountPatchBody>;
 
 export const accountSchemas = [Account, AccountSummary];

@@ -7,7 +7,13 @@ import { newId } from '../../lib/ids.js';
 import { latestActivityOfDomain } from '../account-activity/index.js';
 import { linkedPersons } from '../persons/index.js';
 import * as q from './accounts.queries.js';
-import { ACCOUNT_LIMITS, type Account, type AccountCreateBody, type AccountSummary } from './accounts.schemas.js';
+import {
+  ACCOUNT_LIMITS,
+  type Account,
+  type AccountCreateBody,
+  type AccountPatchBody,
+  type AccountSummary,
+} from './accounts.schemas.js';
 
 type ListedRow = Awaited<ReturnType<typeof q.listAccounts>>[number];
 
@@ -103,6 +109,27 @@ export async function getAccount(scope: TenantScope, accountId: string): Promise
   const row = await q.findAccount(scope, accountId);
   if (row === undefined) throw notFound('account', accountId);
   return toAccount(scope, row);
+}
+
+/**
+ * Renames an account (docs/api.md, Accounts: changing one). Only `name` can change: the domain is
+ * the account's identity (persons link by it), so a company that moved gets a new account. A
+ * body that changes nothing leaves `updatedAt` alone.
+ */
+export async function patchAccount(
+  scope: TenantScope,
+  clock: Clock,
+  accountId: string,
+  body: AccountPatchBody,
+): Promise<Account> {
+  return scope.transaction(async (tx) => {
+    const row = await q.findAccount(tx, accountId);
+    if (row === undefined) throw notFound('account', accountId);
+    if (body.name === undefined || body.name === row.name) return toAccount(tx, row);
+    const now = isoNow(clock);
+    await q.setAccountName(tx, accountId, body.name, now);
+    return toAccount(tx, { ...row, name: body.name, updated_at: now });
+  });
 }
 
 export async function listAccounts(

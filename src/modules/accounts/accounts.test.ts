@@ -298,3 +298,60 @@ describe('concurrent changes of a person’s domain and email', () => {
     expect(emails.every((p) => p.email?.endsWith('@mail.example'))).toBe(true);
   });
 });
+
+describe('PATCH /v0/accounts/{id} (extension)', () => {
+  const patch = (tenant: Tenant | null, id: string, body: unknown) =>
+    t.request(tenant, { method: 'PATCH', url: `/v0/accounts/${id}`, payload: body as object });
+
+  it('renames, clears and leaves alone; the new name is searchable at once', async () => {
+    const tenant = await t.createTenant();
+    await makePerson(tenant.scope, t.clock, { email: 'jo@renamed.example' });
+    const account = (await create(tenant, { domain: 'renamed.example', name: 'Old Name' })).json();
+    t.clock.advance(60_000);
+    const renamed = await patch(tenant, account.accountId, { name: 'Zebracorp Holdings' });
+    expect(renamed.statusCode).toBe(200);
+    expect(renamed.json()).toMatchObject({
+      accountId: account.accountId,
+      domain: 'renamed.example',
+      name: 'Zebracorp Holdings',
+      createdAt: account.createdAt,
+      linkedPersonsCount: 1,
+    });
+    expect(renamed.json().updatedAt).not.toBe(account.updatedAt);
+    expect((await get(tenant, account.accountId)).json().name).toBe('Zebracorp Holdings');
+    const found = (await search(tenant, 'query=zebracorp')).json();
+    expect(found.items.map((a: { accountId: string }) => a.accountId)).toEqual([account.accountId]);
+    expect((await search(tenant, 'query=old%20name')).json().items).toEqual([]);
+
+    t.clock.advance(60_000);
+    for (const body of [{}, { name: 'Zebracorp Holdings' }]) {
+      const same = (await patch(tenant, account.accountId, body)).json();
+      expect(same.updatedAt).toBe(renamed.json().updatedAt);
+    }
+    const cleared = await patch(tenant, account.accountId, { name: null });
+    expect(cleared.json().name).toBeNull();
+  });
+
+  it('refuses bad bodies (422 at the field), other tenants’ and unknown ids (404), no key (401); nothing changes', async () => {
+    const account = (await create(alice, { domain: 'patch-refusals.example', name: 'Kept' })).json();
+    for (const [body, path] of [
+      [{ name: '' }, '/body/name'],
+      [{ name: 'n'.repeat(256) }, '/body/name'],
+      [{ name: 42 }, '/body/name'],
+      [{ domain: 'other.example' }, '/body/domain'],
+    ] as const) {
+      const before = await rowCounts(alice);
+      const res = await patch(alice, account.accountId, body);
+      expect(res.statusCode).toBe(422);
+      expect(problem(res).errors.map((e) => e.path)).toContain(path);
+      expect(await rowCounts(alice)).toEqual(before);
+    }
+    for (const id of [account.accountId, 'account_00000000000000000000000000']) {
+      const res = await patch(bob, id, { name: 'Stolen' });
+      expect(res.statusCode).toBe(404);
+      expect(problem(res).code).toBe('not_found');
+    }
+    expect((await patch(null, account.accountId, { name: 'Anon' })).statusCode).toBe(401);
+    expect((await get(alice, account.accountId)).json()).toMatchObject({ name: 'Kept', updatedAt: account.updatedAt });
+  });
+});

@@ -1,10 +1,14 @@
 import type { ServiceModule } from '../module.js';
 import { describerWorker, type ImageDescriber } from './assets.describer.js';
 import { assetsDemo } from './assets.demo.js';
+import { assetPurgeWorker } from './assets.purge.js';
 import { assetsRoutes } from './assets.routes.js';
 import { assetSchemas } from './assets.schemas.js';
 
-/** Assets; with an image describer, a worker fills in `aiDescription` after each creation. */
+/**
+ * Assets: the purge of deleted assets' bytes; with an image describer, a worker fills in
+ * `aiDescription` after each creation.
+ */
 function createAssetsModule(options: { describer?: ImageDescriber } = {}): ServiceModule {
   const { describer } = options;
   return {
@@ -12,7 +16,7 @@ function createAssetsModule(options: { describer?: ImageDescriber } = {}): Servi
     schemas: assetSchemas,
     routes: assetsRoutes,
     demo: assetsDemo,
-    workers: describer ? (ctx) => [describerWorker(ctx, describer)] : undefined,
+    workers: (ctx) => [assetPurgeWorker(ctx), ...(describer ? [describerWorker(ctx, describer)] : [])],
   };
 }
 

@@ -1,6 +1,6 @@
 import type { DemoContext } from '../module.js';
 import * as q from './audiences.queries.js';
-import { archiveAudience, createAudience, type NewAudience } from './audiences.service.js';
+import { archiveAudience, seedAudience, type NewAudience } from './audiences.service.js';
 import { generateNow } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
 import { createVersionIn } from './audiences.versions.js';
@@ -71,7 +71,7 @@ export async function audiencesDemo(ctx: DemoContext) {
         actionUrlOverride: i === 1 ? `https://northwind.example/book?ref=${person.personRouteKey}` : null,
         metadataOverride: i === 1 ? { title: `Northwind for ${person.computedName.split(' ·')[0]}` } : null,
       };
-      const { audienceId } = await createAudience(ctx.scope, ctx.clock, input);
+      const { audienceId } = await seedAudience(ctx.scope, ctx.clock, input);
       audienceIds.push(audienceId);
       switch (audienceIds.length % 6) {
         case 2: {

@@ -45,6 +45,7 @@ export function toAudience(
     isNewPageAgent: row.is_new_page_agent,
     personId: row.person_id,
     personRouteKey: row.person_route_key,
+    accountId: row.account_id,
     actionFormIdOverride: row.action_form_id_override,
     actionFormInstructionsOverride: row.action_form_instructions_override,
     actionUrlOverride: row.action_url_override,

@@ -14,6 +14,7 @@ const AUDIENCE_COLUMNS = [
   'audiences.is_new_page_agent',
   'audiences.person_id',
   'audiences.person_route_key',
+  'audiences.account_id',
   'audiences.action_form_id_override',
   'audiences.action_form_instructions_override',
   'audiences.action_url_override',
@@ -88,6 +89,21 @@ export async function countAudiences(scope: TenantScope, pageId: string): Promis
 
 export async function insertAudience(scope: TenantScope, row: Omit<Insertable<AudiencesTable>, 'tenant_id'>) {
   await scope.insertInto('audiences', row).execute();
+}
+
+export async function updateAudience(scope: TenantScope, audienceId: string, changes: Updateable<AudiencesTable>) {
+  await scope.updateTable('audiences').set(changes).where('audiences.id', '=', audienceId).execute();
+}
+
+/** Whether an audience of the page already answers to `routeKey` (archived ones included). */
+export async function routeKeyTaken(scope: TenantScope, pageId: string, routeKey: string): Promise<boolean> {
+  const row = await scope
+    .selectFrom('audiences')
+    .select('audiences.id')
+    .where('audiences.person_route_key', '=', routeKey)
+    .where('audiences.page_id', '=', pageId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function setAudienceArchivedAt(scope: TenantScope, audienceId: string, archivedAt: string | null) {

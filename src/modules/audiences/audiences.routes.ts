@@ -1,11 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { sendIdempotent, withIdempotency } from '../../idempotency/idempotency.js';
 import { standardErrorResponses } from '../../http/schemas.js';
 import {
+  AudienceArchiveBody,
+  AudienceCreateBody,
   AudienceList,
   AudienceListParams,
   AudienceListQuery,
   AudienceParams,
+  AudiencePatchBody,
   AudienceRestoreBody,
   PageRegenerateBody,
   VersionCreateBody,
@@ -35,6 +39,84 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         fetch: (window) => audiences.listAudiences(request.scope, request.params.page_id, window),
         keyOf: (a) => [a.audienceId],
       }),
+  );
+
+  app.post(
+    '/pages/:page_id/audiences',
+    {
+      schema: {
+        operationId: 'audiences.create',
+        tags: ['Audiences (extension)'],
+        summary: 'Create an audience: for a person, an account, or a named segment',
+        description:
+          'Extension of the interface (docs/api.md, Creating and changing audiences). Version 1 is made at once by ' +
+          'the built-in writer and published; version 2 is queued for the configured generator. ' +
+          '`idempotencyKey` works as on POST /v0/person_logs.',
+        params: AudienceListParams,
+        body: AudienceCreateBody,
+        response: { 201: Type.Ref('Audience'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { idempotencyKey, ...input } = request.body;
+      const pageId = request.params.page_id;
+      const result = await withIdempotency(
+        request.scope,
+        clock,
+        { operation: 'audiences.create', key: idempotencyKey, body: { pageId, ...input } },
+        async (tx) => ({ status: 201, body: await audiences.createAudience(tx, clock, pageId, input) }),
+      );
+      return sendIdempotent(reply, result);
+    },
+  );
+
+  app.get(
+    '/pages/:page_id/audiences/:audience_id',
+    {
+      schema: {
+        operationId: 'audiences.get',
+        tags: ['Audiences (extension)'],
+        summary: 'Get an audience with its latest and published versions',
+        description: 'Extension of the interface (docs/api.md, Creating and changing audiences).',
+        params: AudienceParams,
+        response: { 200: Type.Ref('Audience'), ...standardErrorResponses },
+      },
+    },
+    async (request) => audiences.getAudience(request.scope, request.params.page_id, request.params.audience_id),
+  );
+
+  app.patch(
+    '/pages/:page_id/audiences/:audience_id',
+    {
+      schema: {
+        operationId: 'audiences.patch',
+        tags: ['Audiences (extension)'],
+        summary: 'Change an audience (its name at once, its content with its next version)',
+        description: 'Extension of the interface (docs/api.md, Creating and changing audiences).',
+        params: AudienceParams,
+        body: AudiencePatchBody,
+        response: { 200: Type.Ref('Audience'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request) =>
+      audiences.patchAudience(request.scope, request.params.page_id, request.params.audience_id, request.body),
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/:audience_id/archive',
+    {
+      schema: {
+        operationId: 'audiences.archive',
+        tags: ['Audiences (extension)'],
+        summary: 'Archive an audience: its links stop serving (a no-op for one already archived)',
+        description: 'Extension of the interface (docs/api.md, Creating and changing audiences); the pair of restore.',
+        params: AudienceParams,
+        body: AudienceArchiveBody,
+        response: { 200: Type.Ref('Audience'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request) =>
+      audiences.archiveAudienceOnPage(request.scope, clock, request.params.page_id, request.params.audience_id),
   );
 
   app.post(

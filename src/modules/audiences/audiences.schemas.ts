@@ -9,6 +9,7 @@ import {
   strict,
   StringEnum,
 } from '../../http/schemas.js';
+import { MetadataPatch } from '../pages/index.js';
 import { VERSION_STATUSES } from './audiences.version-lifecycle.js';
 
 const VersionStatus = StringEnum(VERSION_STATUSES, {
@@ -48,6 +49,14 @@ export const Audience = Type.Object(
     isNewPageAgent: Type.Boolean(),
     personId: Nullable(Type.String()),
     personRouteKey: Nullable(Type.String()),
+    accountId: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            'Extension: the account the audience addresses when it addresses no person (POST …/audiences); null otherwise.',
+        }),
+      ),
+    ),
     actionFormIdOverride: Nullable(Type.String()),
     actionFormInstructionsOverride: Nullable(Type.String()),
     actionUrlOverride: Nullable(Type.String()),
@@ -103,10 +112,61 @@ export const PageRegeneration = Type.Object(
   { $id: 'PageRegeneration', ...strict },
 );
 
+/** Limits of the audience fields a tenant writes (docs/api.md, Creating and changing audiences). */
+export const AUDIENCE_LIMITS = {
+  name: 255,
+  text: 10_000,
+  url: 2048,
+  formId: 100,
+  routeKey: 128,
+} as const;
+
+/**
+ * A person route key is one path segment a visitor's URL ends with: unreserved URL characters
+ * only, not starting with `.` (so never `.` or `..`: docs/pages-runtime.md, Routing).
+ */
+const ROUTE_KEY_PATTERN = '^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}$';
+
+/** The fields both create and PATCH accept (one definition, one set of limits). */
+const audienceContent = {
+  customName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: AUDIENCE_LIMITS.name }))),
+  supplementaryContext: Type.Optional(Nullable(Type.String({ maxLength: AUDIENCE_LIMITS.text }))),
+  actionUrlOverride: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: AUDIENCE_LIMITS.url }))),
+  actionFormIdOverride: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: AUDIENCE_LIMITS.formId }))),
+  actionFormInstructionsOverride: Type.Optional(Nullable(Type.String({ maxLength: AUDIENCE_LIMITS.text }))),
+  metadataOverride: Type.Optional(MetadataPatch),
+  isNewPageAgent: Type.Optional(Type.Boolean()),
+};
+
+export const AudienceCreateBody = Type.Object(
+  {
+    personId: Type.Optional(Nullable(ResourceId)),
+    accountId: Type.Optional(Nullable(ResourceId)),
+    personRouteKey: Type.Optional(
+      Nullable(
+        Type.String({
+          pattern: ROUTE_KEY_PATTERN,
+          description:
+            'The last segment of the person’s own URL under a link of the page. Omitted or null: a random, ' +
+            'unguessable key (22 characters, 128 bits) is generated.',
+        }),
+      ),
+    ),
+    ...audienceContent,
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  strict,
+);
+
+export const AudiencePatchBody = Type.Object(audienceContent, strict);
+export const AudienceArchiveBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
+
 export const AudienceList = Envelope(Type.Ref('Audience'), { $id: 'AudienceList' });
 
 export type AudienceVersion = Static<typeof AudienceVersion>;
 export type Audience = Static<typeof Audience>;
+export type AudienceCreateBody = Static<typeof AudienceCreateBody>;
+export type AudiencePatchBody = Static<typeof AudiencePatchBody>;
 export type VersionCreateBody = Static<typeof VersionCreateBody>;
 export type PageRegenerateBody = Static<typeof PageRegenerateBody>;
 export type PageRegeneration = Static<typeof PageRegeneration>;

@@ -1,13 +1,23 @@
+import type { Updateable } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import { json } from '../../db/json.js';
+import type { AudiencesTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { notFound } from '../../http/errors.js';
+import { AppError, notFound, validationFailed } from '../../http/errors.js';
 import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { addToAudiencesCount, type Metadata } from '../pages/index.js';
+import { findAccount, findAccountByDomain } from '../accounts/index.js';
+import { addToAudiencesCount, type Metadata, type MetadataPatch } from '../pages/index.js';
+import { findPerson } from '../persons/index.js';
 import * as q from './audiences.queries.js';
-import type { Audience } from './audiences.schemas.js';
-import { pageArchived, visiblePage } from './audiences.checks.js';
+import {
+  AUDIENCE_LIMITS,
+  type Audience,
+  type AudienceCreateBody,
+  type AudiencePatchBody,
+} from './audiences.schemas.js';
+import { audienceArchived, pageArchived, visiblePage } from './audiences.checks.js';
 import { toAudience, toVersion } from './audiences.mapping.js';
 import { generateNow } from './audiences.generation.js';
 import type { VersionGenerator } from './audiences.generator.js';
@@ -47,7 +57,7 @@ export async function listAudiences(scope: TenantScope, pageId: string, window: 
   return { items: await withVersions(scope, rows, pageRow.metadata), totalCount };
 }
 
-async function getAudience(scope: TenantScope, pageId: string, audienceId: string): Promise<Audience> {
+export async function getAudience(scope: TenantScope, pageId: string, audienceId: string): Promise<Audience> {
   const pageRow = await visiblePage(scope, pageId);
   const row = await q.findAudience(scope, pageId, audienceId);
   if (row === undefined) throw notFound('audience', audienceId);
@@ -74,7 +84,7 @@ export async function restoreAudience(scope: TenantScope, pageId: string, audien
   });
 }
 
-/** Archives an audience (operator side; the API only restores). Its versions are left as they are. */
+/** Archives an audience (operator side: CLI, demo, tests). Its versions are left as they are. */
 export async function archiveAudience(scope: TenantScope, clock: Clock, audienceId: string): Promise<void> {
   await scope.transaction(async (tx) => {
     const row = await q.findAudienceById(tx, audienceId);
@@ -86,12 +96,84 @@ export async function archiveAudience(scope: TenantScope, clock: Clock, audience
   });
 }
 
+/**
+ * Archive over the API (the pair of restore): `archivedAt` is set, the versions are left as they
+ * are, and the audience's links stop serving at once (410, or 404 when reached by its key). An
+ * audience already archived answers as it is. Not on an archived page (409 `page_archived`).
+ */
+export async function archiveAudienceOnPage(
+  scope: TenantScope,
+  clock: Clock,
+  pageId: string,
+  audienceId: string,
+): Promise<Audience> {
+  return scope.transaction(async (tx) => {
+    const page = await visiblePage(tx, pageId);
+    const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
+    if (row === undefined) throw notFound('audience', audienceId);
+    if (page.status === 'archived') throw pageArchived(pageId);
+    if (row.archived_at === null) {
+      await q.setAudienceArchivedAt(tx, audienceId, isoNow(clock));
+      await servingChanged(tx);
+    }
+    return getAudience(tx, pageId, audienceId);
+  });
+}
+
+/** The page's metadata override changes applied to the stored override: `null` removes a key. */
+function mergeMetadata(stored: Record<string, unknown> | null, patch: MetadataPatch): Metadata | null {
+  const merged: Record<string, unknown> = { ...(stored ?? {}) };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return Object.keys(merged).length === 0 ? null : (merged as Metadata);
+}
+
+/**
+ * PATCH (extension): absent fields are unchanged, `null` clears a field, `metadataOverride` is
+ * merged key by key like the page's `metadata` (`null` removes a key). `customName` is the
+ * audience's name at once; everything else is content, which the audience's next version carries
+ * (a version keeps `supplementaryContext` and `isNewPageAgent` as they were when it was made).
+ * A PATCH queues no version by itself: endpoint 6 or regenerate does, once the edits are done.
+ */
+export async function patchAudience(
+  scope: TenantScope,
+  pageId: string,
+  audienceId: string,
+  patch: AudiencePatchBody,
+): Promise<Audience> {
+  return scope.transaction(async (tx) => {
+    const page = await visiblePage(tx, pageId);
+    const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
+    if (row === undefined) throw notFound('audience', audienceId);
+    if (page.status === 'archived') throw pageArchived(pageId);
+    if (row.archived_at !== null) throw audienceArchived(audienceId);
+    const changes: Updateable<AudiencesTable> = {};
+    if (patch.customName !== undefined) changes.custom_name = patch.customName;
+    if (patch.supplementaryContext !== undefined) changes.supplementary_context = patch.supplementaryContext;
+    if (patch.actionUrlOverride !== undefined) changes.action_url_override = patch.actionUrlOverride;
+    if (patch.actionFormIdOverride !== undefined) changes.action_form_id_override = patch.actionFormIdOverride;
+    if (patch.actionFormInstructionsOverride !== undefined) {
+      changes.action_form_instructions_override = patch.actionFormInstructionsOverride;
+    }
+    if (patch.isNewPageAgent !== undefined) changes.is_new_page_agent = patch.isNewPageAgent;
+    if (patch.metadataOverride !== undefined) {
+      const merged = mergeMetadata(row.metadata_override, patch.metadataOverride);
+      changes.metadata_override = merged === null ? null : json(merged);
+    }
+    if (Object.keys(changes).length > 0) await q.updateAudience(tx, audienceId, changes);
+    return getAudience(tx, pageId, audienceId);
+  });
+}
+
 export interface NewAudience {
   pageId: string;
   computedName: string;
   customName?: string | null;
   isNewPageAgent?: boolean;
   personId?: string | null;
+  accountId?: string | null;
   personRouteKey?: string | null;
   actionFormIdOverride?: string | null;
   actionFormInstructionsOverride?: string | null;
@@ -101,12 +183,13 @@ export interface NewAudience {
 }
 
 /**
- * Creates an audience (operator side: demo, imports) with its first version generated and
- * published in the same transaction, so that every audience has a real published version from
- * its first moment. The first version goes through the same lifecycle as every other one
- * (queued → processing → draft → published) and emits the same events.
+ * Inserts an audience with its first version generated (by `generator`, the built-in writer by
+ * default) and published in the same transaction, so that every audience has a real published
+ * version from its first moment. The first version goes through the same lifecycle as every
+ * other one (queued → processing → draft → published) and emits the same events. Operator side
+ * (demo data, benchmarks, test factories): no checks of the input; `createAudience` is the API's.
  */
-export async function createAudience(
+export async function seedAudience(
   scope: TenantScope,
   clock: Clock,
   input: NewAudience,
@@ -122,6 +205,7 @@ export async function createAudience(
       custom_name: input.customName ?? null,
       is_new_page_agent: input.isNewPageAgent ?? false,
       person_id: input.personId ?? null,
+      account_id: input.accountId ?? null,
       person_route_key: input.personRouteKey ?? null,
       action_form_id_override: input.actionFormIdOverride ?? null,
       action_form_instructions_override: input.actionFormInstructionsOverride ?? null,
@@ -137,5 +221,109 @@ export async function createAudience(
       throw new Error(`the first version of the audience was not published: ${step.outcome}`);
     }
     return { audienceId, versionId: version.versionId };
+  });
+}
+
+/** What an audience created over the API addresses and carries (the create body without its key). */
+export type AudienceInput = Omit<AudienceCreateBody, 'idempotencyKey'>;
+
+/** A random, unguessable person route key: 128 bits, 22 base64url characters. */
+function randomRouteKey(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/**
+ * The audience's computed name from whom it addresses: the person's name (else email) with their
+ * company (`Sam Lee · Globex`), the account's name (else domain), or, for a named segment, its
+ * `customName`. Refuses a person or an account that is not the tenant's (422, at its field).
+ */
+async function addressee(
+  tx: TenantScope,
+  input: AudienceInput,
+): Promise<{ computedName: string; personId: string | null; accountId: string | null }> {
+  const personId = input.personId ?? null;
+  const accountId = input.accountId ?? null;
+  if (personId !== null && accountId !== null) {
+    throw validationFailed('/body/accountId', 'must be omitted when personId is given (an audience addresses one)');
+  }
+  if (personId !== null) {
+    const person = await findPerson(tx, personId);
+    if (person === undefined) throw validationFailed('/body/personId', 'must be the personId of a person of yours');
+    const account = person.account_domain ? await findAccountByDomain(tx, person.account_domain) : undefined;
+    const name = person.name.trim() || person.email || personId;
+    const company = account?.name ?? person.account_domain;
+    return { computedName: clip(company ? `${name} · ${company}` : name), personId, accountId: null };
+  }
+  if (accountId !== null) {
+    const account = await findAccount(tx, accountId);
+    if (account === undefined)
+      throw validationFailed('/body/accountId', 'must be the accountId of an account of yours');
+    return { computedName: clip(account.name ?? account.domain), personId: null, accountId };
+  }
+  if (input.customName === undefined || input.customName === null) {
+    throw validationFailed('/body/customName', 'is required for an audience that addresses no person and no account');
+  }
+  return { computedName: input.customName, personId: null, accountId: null };
+}
+
+function clip(name: string): string {
+  return name.length <= AUDIENCE_LIMITS.name ? name : `${name.slice(0, AUDIENCE_LIMITS.name - 1)}…`;
+}
+
+/**
+ * Creates an audience over the API — THE one way to create an audience from tenant input (the
+ * route `POST /v0/pages/{page_id}/audiences`, and the batch endpoint and CSV import, which call
+ * it per item). Signature (kept stable for those callers):
+ *
+ *     createAudience(scope, clock, pageId, input) → Promise<Audience>
+ *
+ * - `scope`: the tenant's scope; joins the caller's transaction when it is in one (so a batch
+ *   can run each item in a savepoint), otherwise runs in its own.
+ * - `input`: the create body without `idempotencyKey` (AudienceInput): `personId`, or
+ *   `accountId`, or neither (then `customName` is required); the optional fields; an optional
+ *   `personRouteKey` (else a random 128-bit one). Limits are the body schema's (AUDIENCE_LIMITS);
+ *   a caller that did not go through the route's schema validates first.
+ * - Refusals (AppError, nothing written): 404 `not_found` for an unknown page; 409
+ *   `page_archived`; 422 `validation_failed` at `/body/personId` | `/body/accountId` (not the
+ *   tenant's, or both given) | `/body/customName` (missing for a segment); 409 `route_key_taken`
+ *   when an audience of the page already has that key.
+ * - What it writes: the audience; version 1 made at once by the built-in writer and published (so
+ *   `publishedVersion` is a real version from the first moment and the audience's links serve
+ *   it); version 2 queued for the configured generator (the model writer when LLM_BASE_URL is
+ *   set), which the worker makes and, per the page's rules, publishes or leaves as a draft. The
+ *   returned Audience has status `queued` (its latest version) and publishedVersion = version 1.
+ */
+export async function createAudience(
+  scope: TenantScope,
+  clock: Clock,
+  pageId: string,
+  input: AudienceInput,
+): Promise<Audience> {
+  return scope.transaction(async (tx) => {
+    const page = await visiblePage(tx, pageId, { lock: true });
+    if (page.status === 'archived') throw pageArchived(pageId);
+    const who = await addressee(tx, input);
+    // The page row is locked: two creates on one page cannot both take a key.
+    const personRouteKey = input.personRouteKey ?? randomRouteKey();
+    if (await q.routeKeyTaken(tx, pageId, personRouteKey)) {
+      throw new AppError('route_key_taken', `An audience of page "${pageId}" already has this personRouteKey.`, [
+        { path: '/body/personRouteKey', message: 'is already the key of another audience of this page' },
+      ]);
+    }
+    const metadataOverride = input.metadataOverride === undefined ? null : mergeMetadata(null, input.metadataOverride);
+    const { audienceId } = await seedAudience(tx, clock, {
+      pageId,
+      ...who,
+      customName: input.customName ?? null,
+      isNewPageAgent: input.isNewPageAgent ?? false,
+      personRouteKey,
+      actionFormIdOverride: input.actionFormIdOverride ?? null,
+      actionFormInstructionsOverride: input.actionFormInstructionsOverride ?? null,
+      actionUrlOverride: input.actionUrlOverride ?? null,
+      supplementaryContext: input.supplementaryContext ?? null,
+      metadataOverride,
+    });
+    await createVersionIn(tx, clock, { pageId, audienceId, operationKey: null });
+    return getAudience(tx, pageId, audienceId);
   });
 }

@@ -104,7 +104,7 @@ export function renderUsers(options: {
           </div>
         </form>
         <h2>People with access</h2>
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="People with access">
           <table>
             <thead>
               <tr>

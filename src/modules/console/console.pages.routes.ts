@@ -1,14 +1,85 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { notFound } from '../../http/errors.js';
+import { listAudiences, publishPageDrafts, regeneratePage } from '../audiences/index.js';
 import { findPage, listPages, searchPages } from '../pages/index.js';
+import type { ConsoleUser } from './console.auth.service.js';
 import { queryText, sendHtml, userOf } from './console.http.js';
-import { renderPageList, type PageListRow } from './console.pages.views.js';
+import {
+  renderPageList,
+  renderPageView,
+  type PageListRow,
+  type PageView,
+  type VersionView,
+} from './console.pages.views.js';
+
+/** Audiences shown on a page's screen. */
+const AUDIENCES_SHOWN = 100;
+/** What a page id in a console path may look like (anything else is simply not found). */
+const PAGE_ID = /^page_[a-z0-9]{26}$/;
 
 /** Pages listed on one screen. */
 const PAGE_SIZE = 50;
 
 /** Pages: the list and search (the pages module's own list and search, as the API serves them). */
 export const consolePagesRoutes: FastifyPluginAsync = async (app) => {
-  const { pager } = app.ctx;
+  const { pager, clock } = app.ctx;
+
+  /** The page screen: the page's row and its first audiences (the audiences module's own list). */
+  async function pageScreen(user: ConsoleUser, pageId: string, notice?: string) {
+    const row = PAGE_ID.test(pageId) ? await findPage(user.scope, pageId) : undefined;
+    if (row === undefined) throw notFound('page', pageId);
+    const page: PageView = {
+      pageId: row.id,
+      name: row.name,
+      status: row.status,
+      pageType: row.page_type,
+      pageContext: row.page_context,
+      updatedAt: row.updated_at,
+      actions: row.actions as PageView['actions'],
+    };
+    const audiences = await listAudiences(user.scope, pageId, { limit: AUDIENCES_SHOWN, after: null });
+    return renderPageView({
+      viewer: user,
+      page,
+      // the versions are the audiences module's AudienceVersion (a $ref in its schema, so untyped here)
+      audiences: audiences.items.slice(0, AUDIENCES_SHOWN).map((a) => ({
+        ...a,
+        latestVersion: a.latestVersion as VersionView,
+        publishedVersion: a.publishedVersion as VersionView,
+      })),
+      audiencesTotal: audiences.totalCount,
+      notice,
+    });
+  }
+
+  app.get<{ Params: { page_id: string } }>('/pages/:page_id', { schema: { hide: true } }, async (request, reply) =>
+    sendHtml(reply, await pageScreen(userOf(request), request.params.page_id)),
+  );
+
+  app.post<{ Params: { page_id: string } }>(
+    '/pages/:page_id/publish-drafts',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const user = userOf(request);
+      if (!PAGE_ID.test(request.params.page_id)) throw notFound('page', request.params.page_id);
+      const published = await publishPageDrafts(user.scope, clock, request.params.page_id);
+      const notice =
+        published.length === 0 ? 'There was no draft to publish.' : `Published ${published.length} drafts.`;
+      return sendHtml(reply, await pageScreen(user, request.params.page_id, notice));
+    },
+  );
+
+  app.post<{ Params: { page_id: string } }>(
+    '/pages/:page_id/regenerate',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const user = userOf(request);
+      if (!PAGE_ID.test(request.params.page_id)) throw notFound('page', request.params.page_id);
+      const { regeneration } = await regeneratePage(user.scope, clock, request.params.page_id, {});
+      const notice = `Queued ${regeneration.queuedCount} new versions; they appear here as they are written.`;
+      return sendHtml(reply, await pageScreen(user, request.params.page_id, notice));
+    },
+  );
 
   app.get('/pages', { schema: { hide: true } }, async (request, reply) => {
     const user = userOf(request);

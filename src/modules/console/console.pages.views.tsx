@@ -1,4 +1,4 @@
-import { Badge, renderDocument, When, type Viewer } from './console.views.js';
+import { Badge, PostForm, renderDocument, When, type Viewer } from './console.views.js';
 
 export interface PageListRow {
   pageId: string;
@@ -44,7 +44,7 @@ export function renderPageList(options: {
         {rows.length === 0 ? (
           <p>No pages{query !== '' ? ' match' : ' yet'}.</p>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Pages">
             <table>
               <thead>
                 <tr>
@@ -83,6 +83,161 @@ export function renderPageList(options: {
           <nav class="pager" aria-label="More pages">
             <a href={options.nextHref}>Next pages</a>
           </nav>
+        )}
+      </>
+    ),
+  });
+}
+
+export interface VersionView {
+  versionNumber: number;
+  status: string;
+  publishedAt: string | null;
+  createdAt: string;
+}
+
+export interface AudienceRow {
+  audienceId: string;
+  effectiveName: string;
+  status: string;
+  personId: string | null;
+  latestVersion: VersionView;
+  publishedVersion: VersionView;
+}
+
+export interface PageView {
+  pageId: string;
+  name: string;
+  status: string;
+  pageType: string;
+  pageContext: string;
+  updatedAt: string;
+  actions: { buttonTitle?: string; purpose?: string; actionType?: string; url?: string | null }[];
+}
+
+function versionText(v: VersionView): string {
+  return `v${v.versionNumber} · ${v.status}`;
+}
+
+/** A page: its brief, its actions, its audiences with their live and latest versions. */
+export function renderPageView(options: {
+  viewer: Viewer;
+  page: PageView;
+  audiences: AudienceRow[];
+  audiencesTotal: number | null;
+  notice?: string;
+}): string {
+  const { viewer, page, audiences } = options;
+  return renderDocument({
+    title: page.name,
+    viewer,
+    section: 'pages',
+    body: (
+      <>
+        <nav aria-label="Breadcrumb">
+          <a href="/console/pages">Pages</a>
+        </nav>
+        <h1>{page.name}</h1>
+        {options.notice && (
+          <p class="notice" role="status">
+            {options.notice}
+          </p>
+        )}
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd>
+            <Badge value={page.status} />
+          </dd>
+          <dt>Type</dt>
+          <dd>{page.pageType}</dd>
+          <dt>Updated</dt>
+          <dd>
+            <When at={page.updatedAt} />
+          </dd>
+          <dt>Page id</dt>
+          <dd>
+            <code>{page.pageId}</code>
+          </dd>
+        </dl>
+        <div class="actions">
+          <PostForm
+            viewer={viewer}
+            action={`/console/pages/${page.pageId}/publish-drafts`}
+            confirm="Publish the draft of every audience of this page?"
+          >
+            <button type="submit">Publish drafts</button>
+          </PostForm>
+          <PostForm
+            viewer={viewer}
+            action={`/console/pages/${page.pageId}/regenerate`}
+            confirm="Write a new version for every live audience of this page?"
+          >
+            <button type="submit" class="secondary">
+              Regenerate all
+            </button>
+          </PostForm>
+        </div>
+        <h2>Brief</h2>
+        <p class="brief">{page.pageContext}</p>
+        <h2>Actions</h2>
+        {page.actions.length === 0 ? (
+          <p>No actions.</p>
+        ) : (
+          <ul>
+            {page.actions.map((a, i) => (
+              <li key={i}>
+                <strong>{a.buttonTitle ?? a.purpose ?? 'Action'}</strong>
+                {a.actionType ? ` (${a.actionType})` : ''}
+                {a.url ? (
+                  <>
+                    {' '}
+                    — <code>{a.url}</code>
+                  </>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        )}
+        <h2>Audiences{options.audiencesTotal === null ? '' : ` (${options.audiencesTotal})`}</h2>
+        {audiences.length === 0 ? (
+          <p>No audiences yet.</p>
+        ) : (
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Audiences">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Audience</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Live version</th>
+                  <th scope="col" class="hide-small">
+                    Latest version
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {audiences.map((a) => (
+                  <tr key={a.audienceId}>
+                    <td>
+                      {a.effectiveName}
+                      <br />
+                      <code class="hint">{a.audienceId}</code>
+                    </td>
+                    <td>
+                      <Badge value={a.status} />
+                    </td>
+                    <td>
+                      {versionText(a.publishedVersion)}
+                      <br />
+                      <span class="hint">
+                        <When at={a.publishedVersion.publishedAt} />
+                      </span>
+                    </td>
+                    <td class="hide-small">{versionText(a.latestVersion)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </>
     ),

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINUTE_MS } from '../../lib/clock.js';
+import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { consoleCommands } from './console.cli.js';
@@ -187,6 +188,34 @@ describe('console sign-in', () => {
     expect((await get('/console/pages?q=launch', theirs)).body).not.toContain('Acme');
     expect((await get('/console/users', theirs)).body).not.toContain('acme.test');
     expect((await get('/console/users', mine)).body).not.toContain('zed@other.test');
+  });
+
+  it('a page screen shows its brief and audiences; its actions need the CSRF token; other tenants’ pages are 404', async () => {
+    const { pageId, audienceId } = await makeAudience(acme.scope, t.clock, {
+      computedName: 'Globex <b>VP</b> Sales',
+    });
+    const cookie = await signIn(acme);
+    const screen = await get(`/console/pages/${pageId}`, cookie);
+    expect(screen.statusCode).toBe(200);
+    expect(screen.body).toContain('Context for the page generator.');
+    expect(screen.body).toContain('Globex &lt;b>VP&lt;/b> Sales');
+    expect(screen.body).toContain(audienceId);
+    const csrf = csrfOf(screen.body);
+    expect((await post(`/console/pages/${pageId}/publish-drafts`, {}, { cookie })).statusCode).toBe(403);
+    const published = await post(`/console/pages/${pageId}/publish-drafts`, { _csrf: csrf }, { cookie });
+    expect(published.statusCode).toBe(200);
+    expect(published.body).toMatch(/no draft to publish|Published \d+ drafts/);
+    const regenerated = await post(`/console/pages/${pageId}/regenerate`, { _csrf: csrf }, { cookie });
+    expect(regenerated.statusCode).toBe(200);
+    expect(regenerated.body).toContain('Queued 1 new versions');
+
+    const theirs = await signIn(other, 'yan@other.test');
+    expect((await get(`/console/pages/${pageId}`, theirs)).statusCode).toBe(404);
+    const theirCsrf = csrfOf((await get('/console/pages', theirs)).body);
+    expect(
+      (await post(`/console/pages/${pageId}/regenerate`, { _csrf: theirCsrf }, { cookie: theirs })).statusCode,
+    ).toBe(404);
+    expect((await get('/console/pages/page_nope', cookie)).statusCode).toBe(404);
   });
 
   it('sign-out ends the session (needs the CSRF token); inactivity ends it too', async () => {

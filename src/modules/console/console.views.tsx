@@ -27,7 +27,7 @@ export function Csrf({ viewer }: { viewer: Viewer }) {
 }
 
 /** A POST form of the console (with its anti-CSRF field); `confirm` asks first (script). */
-function PostForm(props: {
+export function PostForm(props: {
   viewer: Viewer;
   action: string;
   children: ComponentChildren;

@@ -109,3 +109,25 @@ export async function referencedStorageKeys(db: Kysely<DB>, keys: string[]): Pro
     .execute();
   return new Set(rows.flatMap((r) => [r.storage_key, r.preview_key]).filter((k): k is string => k !== null));
 }
+
+/**
+ * Marks a completed file purged and forgets its bytes' keys; returns the keys it forgot (none when
+ * the file was not completed). Operator side (the assets' purge): the caller deletes the bytes.
+ */
+export async function markPurged(db: Kysely<DB>, fileId: string): Promise<string[]> {
+  const file = await db
+    .selectFrom('files')
+    .select(['storage_key', 'preview_key'])
+    .where('id', '=', fileId)
+    .where('status', '=', 'completed')
+    .executeTakeFirst();
+  if (file === undefined) return [];
+  const result = await db
+    .updateTable('files')
+    .set({ status: 'purged', storage_key: null, preview_key: null, preview_status: null })
+    .where('id', '=', fileId)
+    .where('status', '=', 'completed')
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return [];
+  return [file.storage_key, file.preview_key].filter((key): key is string => key !== null);
+}

@@ -226,3 +226,14 @@ export async function readCompletedFile(
   const bytes = await store.get(file.storage_key);
   return bytes === null ? null : { bytes, contentType: file.content_type };
 }
+
+/**
+ * Removes a completed file's bytes and preview for good (the file becomes `purged`: it backs no new
+ * asset and serves nothing). The row changes first; bytes a crash leaves behind are the orphan
+ * sweep's (files.sweep.ts). Operator side, for the purge of deleted assets.
+ */
+export async function purgeFileBytes(db: Kysely<DB>, store: FileStore, fileId: string): Promise<boolean> {
+  const keys = await q.markPurged(db, fileId);
+  for (const key of keys) await store.delete(key);
+  return keys.length > 0;
+}

@@ -139,7 +139,7 @@ export const Metadata = Type.Partial(Type.Object({ ...metadataText, ...metadataL
  * Metadata in a PATCH: merged key by key into the stored metadata (RFC 7396); `null` removes a
  * key. The image fields are not settable here (the spec leaves them out).
  */
-const MetadataPatch = Type.Partial(
+export const MetadataPatch = Type.Partial(
   Type.Object(
     Object.fromEntries(Object.entries({ ...metadataText, ...metadataLists }).map(([k, v]) => [k, Nullable(v)])),
     strict,
@@ -205,6 +205,7 @@ type PageAction = Static<typeof PageAction>;
 export type PagePatchBody = Static<typeof PagePatchBody>;
 export type PageSearchItem = Static<typeof PageSearchItem>;
 export type Metadata = Static<typeof Metadata>;
+export type MetadataPatch = Static<typeof MetadataPatch>;
 export type PageType = Static<typeof PageType>;
 export type PageStatus = Static<typeof PageStatus>;
 

@@ -1,8 +1,10 @@
 import { sql, type Insertable, type SqlBool } from 'kysely';
 import { supportsDataModifyingWith } from '../../db/dialect.js';
+import { keysetAfter } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { PersonLogsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { activityForward } from '../account-activity/index.js';
 import { insertUnlessTaken, type PersonRow } from '../persons/index.js';
 
@@ -82,4 +84,48 @@ export async function recentPersonLogs(scope: TenantScope, personId: string, lim
     .orderBy('person_logs.id', 'desc')
     .limit(limit)
     .execute();
+}
+
+/** Which entries of a person a list shows (`null`: any). */
+export interface PersonLogFilter {
+  personId: string;
+  source: string | null;
+  type: string | null;
+}
+
+const NEWEST_FIRST = [
+  { ref: 'person_logs.created_at', direction: 'desc' as const },
+  { ref: 'person_logs.id', direction: 'desc' as const },
+];
+
+function filtered(scope: TenantScope, filter: PersonLogFilter) {
+  let query = scope.selectFrom('person_logs').where('person_logs.person_id', '=', filter.personId);
+  if (filter.source !== null) query = query.where('person_logs.source', '=', filter.source);
+  if (filter.type !== null) query = query.where('person_logs.type', '=', filter.type);
+  return query;
+}
+
+/** A page of a person's entries, newest first (the index on tenant, person, created_at serves it). */
+export async function listPersonLogs(scope: TenantScope, filter: PersonLogFilter, window: KeysetWindow) {
+  let query = filtered(scope, filter).select([
+    'person_logs.id',
+    'person_logs.person_id',
+    'person_logs.source',
+    'person_logs.type',
+    'person_logs.payload',
+    'person_logs.created_at',
+  ]);
+  if (window.after) query = query.where(keysetAfter(NEWEST_FIRST, window.after));
+  return query
+    .orderBy('person_logs.created_at', 'desc')
+    .orderBy('person_logs.id', 'desc')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+export async function countPersonLogs(scope: TenantScope, filter: PersonLogFilter): Promise<number> {
+  const row = await filtered(scope, filter)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp, strict } from '../../http/schemas.js';
+import { Envelope, PaginationQuery, ResourceId, Timestamp, strict } from '../../http/schemas.js';
 import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/index.js';
 
 /** Limits the spec leaves open (docs/api.md, Person log entries). */
@@ -41,7 +41,32 @@ export const PersonLogCreated = Type.Object(
   { $id: 'PersonLogCreated', ...strict },
 );
 
+/** One entry of a person's activity timeline, as endpoint 11 wrote it (an extension: docs/api.md). */
+export const PersonLogEntry = Type.Object(
+  {
+    personLogId: Type.String({ minLength: 1 }),
+    personId: Type.String({ minLength: 1 }),
+    source: Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE }),
+    type: Type.String({ minLength: 1, maxLength: 100, pattern: KEBAB_CASE }),
+    payload: Type.Object({}, { additionalProperties: true, description: 'The JSON object as written.' }),
+    createdAt: Timestamp,
+  },
+  { $id: 'PersonLogEntry', ...strict },
+);
+
+export const PersonLogParams = Type.Object({ person_id: ResourceId }, strict);
+export const PersonLogListQuery = Type.Object(
+  {
+    ...PaginationQuery,
+    source: Type.Optional({ ...Kebab, description: 'Only entries of this `source`.' }),
+    type: Type.Optional({ ...Kebab, description: 'Only entries of this `type`.' }),
+  },
+  strict,
+);
+export const PersonLogList = Envelope(Type.Ref('PersonLogEntry'), { $id: 'PersonLogList' });
+
 export type PersonLogBody = Static<typeof PersonLogBody>;
+export type PersonLogEntry = Static<typeof PersonLogEntry>;
 export type PersonLogCreated = Static<typeof PersonLogCreated>;
 
-export const personLogSchemas = [PersonLogCreated];
+export const personLogSchemas = [PersonLogCreated, PersonLogEntry];

@@ -1,14 +1,20 @@
 import { supportsDataModifyingWith } from '../../db/dialect.js';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { validationFailed } from '../../http/errors.js';
+import { notFound, validationFailed } from '../../http/errors.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { withIdempotency, type StoredResponse } from '../../idempotency/idempotency.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { recordActivityOfPerson } from '../account-activity/index.js';
-import { normalizeIdentity, personToCreate, resolvePerson } from '../persons/index.js';
+import { findPerson, normalizeIdentity, personToCreate, resolvePerson } from '../persons/index.js';
 import * as q from './person-logs.queries.js';
-import { PERSON_LOG_LIMITS, type PersonLogBody, type PersonLogCreated } from './person-logs.schemas.js';
+import {
+  PERSON_LOG_LIMITS,
+  type PersonLogBody,
+  type PersonLogCreated,
+  type PersonLogEntry,
+} from './person-logs.schemas.js';
 
 const PERSON_LOG_OPERATION = 'person_logs.create';
 
@@ -77,5 +83,33 @@ function createdResult(
   return {
     status: 201,
     body: { personId, personLogId, createdAt, createdPerson, source: body.source, type: body.type },
+  };
+}
+
+/**
+ * A person's activity timeline (docs/api.md, Person log entries: reading them back): newest first,
+ * optionally of one `source` and/or `type`, with the exact count of what the filters match. An
+ * unknown person, or another tenant's, is a 404.
+ */
+export async function listPersonLogs(
+  scope: TenantScope,
+  filter: q.PersonLogFilter,
+  window: KeysetWindow,
+): Promise<{ items: PersonLogEntry[]; totalCount: number }> {
+  if ((await findPerson(scope, filter.personId)) === undefined) throw notFound('person', filter.personId);
+  const [rows, totalCount] = await Promise.all([
+    q.listPersonLogs(scope, filter, window),
+    q.countPersonLogs(scope, filter),
+  ]);
+  return {
+    items: rows.map((row) => ({
+      personLogId: row.id,
+      personId: row.person_id,
+      source: row.source,
+      type: row.type,
+      payload: row.payload,
+      createdAt: row.created_at,
+    })),
+    totalCount,
   };
 }

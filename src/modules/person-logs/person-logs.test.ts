@@ -296,3 +296,97 @@ describe('POST /v0/person_logs: account activity under a concurrent change of th
     },
   );
 });
+
+describe('GET /v0/persons/{person_id}/logs (extension)', () => {
+  const list = (tenant: Tenant | null, personId: string, query = '') =>
+    t.request(tenant, { method: 'GET', url: `/v0/persons/${personId}/logs${query}` });
+
+  it('lists what endpoint 11 wrote, newest first, filtered by source and type, page by page', async () => {
+    const tenant = await t.createTenant();
+    const written: string[] = [];
+    const entries = [
+      { source: 'hubspot', type: 'page-viewed' },
+      { source: 'web-form', type: 'form-submitted' },
+      { source: 'hubspot', type: 'email-opened' },
+      { source: 'hubspot', type: 'page-viewed' },
+      { source: 'calendly', type: 'meeting-booked' },
+    ];
+    for (const [i, e] of entries.entries()) {
+      const res = await log(tenant, { ...e, email: 'timeline@corp.example', payload: { i } });
+      written.push(res.json().personLogId);
+      // Two entries share a timestamp: the id breaks the tie.
+      if (i !== 1) t.clock.advance(1000);
+    }
+    const personId = (await log(tenant, { source: 'x', email: 'timeline@corp.example', payload: {} })).json().personId;
+    const other = (await log(tenant, { source: 'hubspot', email: 'someone@corp.example', payload: {} })).json();
+
+    const all = await list(tenant, personId, '?limit=100');
+    expect(all.statusCode).toBe(200);
+    const body = all.json();
+    expect(body.totalCount).toBe(6);
+    expect(body.items.map((e: { personLogId: string }) => e.personLogId).slice(1)).toEqual([...written].reverse());
+    expect(body.items[1]).toEqual({
+      personLogId: written[4],
+      personId,
+      source: 'calendly',
+      type: 'meeting-booked',
+      payload: { i: 4 },
+      createdAt: expect.any(String),
+    });
+    expect(body.items.map((e: { personLogId: string }) => e.personLogId)).not.toContain(other.personLogId);
+
+    const hubspot = (await list(tenant, personId, '?source=hubspot')).json();
+    expect(hubspot.totalCount).toBe(3);
+    expect(hubspot.items.map((e: { personLogId: string }) => e.personLogId)).toEqual([
+      written[3],
+      written[2],
+      written[0],
+    ]);
+    const views = (await list(tenant, personId, '?source=hubspot&type=page-viewed')).json();
+    expect(views.items.map((e: { personLogId: string }) => e.personLogId)).toEqual([written[3], written[0]]);
+    expect((await list(tenant, personId, '?type=nothing-like-it')).json()).toEqual({
+      hasMore: false,
+      items: [],
+      nextCursor: null,
+      totalCount: 0,
+    });
+
+    // Walking two at a time yields every entry once, in order, also across the tie.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: { personLogId: string }[]; nextCursor: string | null } = (
+        await list(tenant, personId, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json();
+      seen.push(...page.items.map((e: { personLogId: string }) => e.personLogId));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(body.items.map((e: { personLogId: string }) => e.personLogId));
+
+    // A cursor is bound to its filters.
+    const first = (await list(tenant, personId, '?limit=1&source=hubspot')).json();
+    const reused = await list(tenant, personId, `?limit=1&source=web-form&cursor=${first.nextCursor}`);
+    expect(reused.statusCode).toBe(400);
+    expect(problem(reused).code).toBe('invalid_cursor');
+  });
+
+  it('404 for an unknown or another tenant’s person, 401 without a key, 422 for a bad filter', async () => {
+    const bobs = (await log(bob, { source: 's', email: 'bob.timeline@bob.example', payload: {} })).json();
+    for (const id of [bobs.personId, 'person_01h0000000000000000000000']) {
+      const res = await list(alice, id);
+      expect(res.statusCode).toBe(404);
+      expect(problem(res).code).toBe('not_found');
+    }
+    expect((await list(null, bobs.personId)).statusCode).toBe(401);
+    for (const [query, path] of [
+      ['?source=Web_Form', '/query/source'],
+      ['?type=', '/query/type'],
+      ['?limit=0', '/query/limit'],
+      ['?personId=x', '/query/personId'],
+    ]) {
+      const res = await list(bob, bobs.personId, query);
+      expect(res.statusCode).toBe(422);
+      expect(problem(res).errors.map((e) => e.path)).toContain(path);
+    }
+  });
+});
