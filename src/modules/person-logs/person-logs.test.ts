@@ -255,6 +255,48 @@ describe('POST /v0/person_logs: concurrency', () => {
   });
 });
 
+describe('POST /v0/person_logs: account activity under a concurrent change of the person', () => {
+  // SQLite serializes writers: the race below exists where transactions run side by side.
+  it.runIf(ENGINE === 'postgres')(
+    'credits the account the person is linked to when the entry commits, not the one read before (issue 26)',
+    async () => {
+      const tenant = await t.createTenant();
+      const personId = await makePerson(tenant.scope, t.clock, { email: 'sam@old-corp.example' });
+      const firstEntryAt = t.clock.now().toISOString();
+      await tenant.scope.transaction(async (tx) => {
+        await ensureAccount(tx, t.clock, 'old-corp.example', 'Old');
+        await ensureAccount(tx, t.clock, 'new-corp.example', 'New');
+      });
+      t.clock.advance(60_000);
+      let logged: Promise<unknown> | undefined;
+      // A PATCH {domain} holds the person's row while the entry is written beside it.
+      await tenant.scope.transaction(async (tx) => {
+        await patchPerson(tx, t.clock, personId, { domain: 'new-corp.example' });
+        t.clock.advance(60_000);
+        logged = writePersonLog(tenant.scope, t.clock, {
+          source: 'crm',
+          type: 'call',
+          payload: {},
+          personId,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      });
+      const { body } = (await logged) as { body: { createdAt: string } };
+      const accounts = await t.database.kysely
+        .selectFrom('accounts')
+        .select(['domain', 'latest_activity_at'])
+        .where('tenant_id', '=', tenant.tenantId)
+        .orderBy('domain')
+        .execute();
+      expect(accounts).toEqual([
+        { domain: 'new-corp.example', latest_activity_at: body.createdAt },
+        // The person's history came along to the new account; the old one keeps what it had.
+        { domain: 'old-corp.example', latest_activity_at: firstEntryAt },
+      ]);
+    },
+  );
+});
+
 describe('GET /v0/persons/{person_id}/logs (extension)', () => {
   const list = (tenant: Tenant | null, personId: string, query = '') =>
     t.request(tenant, { method: 'GET', url: `/v0/persons/${personId}/logs${query}` });
@@ -347,46 +389,4 @@ describe('GET /v0/persons/{person_id}/logs (extension)', () => {
       expect(problem(res).errors.map((e) => e.path)).toContain(path);
     }
   });
-});
-
-describe('POST /v0/person_logs: account activity under a concurrent change of the person', () => {
-  // SQLite serializes writers: the race below exists where transactions run side by side.
-  it.runIf(ENGINE === 'postgres')(
-    'credits the account the person is linked to when the entry commits, not the one read before (issue 26)',
-    async () => {
-      const tenant = await t.createTenant();
-      const personId = await makePerson(tenant.scope, t.clock, { email: 'sam@old-corp.example' });
-      const firstEntryAt = t.clock.now().toISOString();
-      await tenant.scope.transaction(async (tx) => {
-        await ensureAccount(tx, t.clock, 'old-corp.example', 'Old');
-        await ensureAccount(tx, t.clock, 'new-corp.example', 'New');
-      });
-      t.clock.advance(60_000);
-      let logged: Promise<unknown> | undefined;
-      // A PATCH {domain} holds the person's row while the entry is written beside it.
-      await tenant.scope.transaction(async (tx) => {
-        await patchPerson(tx, t.clock, personId, { domain: 'new-corp.example' });
-        t.clock.advance(60_000);
-        logged = writePersonLog(tenant.scope, t.clock, {
-          source: 'crm',
-          type: 'call',
-          payload: {},
-          personId,
-        });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      });
-      const { body } = (await logged) as { body: { createdAt: string } };
-      const accounts = await t.database.kysely
-        .selectFrom('accounts')
-        .select(['domain', 'latest_activity_at'])
-        .where('tenant_id', '=', tenant.tenantId)
-        .orderBy('domain')
-        .execute();
-      expect(accounts).toEqual([
-        { domain: 'new-corp.example', latest_activity_at: body.createdAt },
-        // The person's history came along to the new account; the old one keeps what it had.
-        { domain: 'old-corp.example', latest_activity_at: firstEntryAt },
-      ]);
-    },
-  );
 });
