@@ -72,10 +72,7 @@ export async function getAudience(scope: TenantScope, pageId: string, audienceId
  */
 export async function restoreAudience(scope: TenantScope, pageId: string, audienceId: string): Promise<Audience> {
   return scope.transaction(async (tx) => {
-    const page = await visiblePage(tx, pageId);
-    const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
-    if (row === undefined) throw notFound('audience', audienceId);
-    if (page.status === 'archived') throw pageArchived(pageId);
+    const row = await lockAudienceOnOpenPage(tx, pageId, audienceId);
     if (row.archived_at !== null) {
       await q.setAudienceArchivedAt(tx, audienceId, null);
       await servingChanged(tx);
@@ -108,16 +105,22 @@ export async function archiveAudienceOnPage(
   audienceId: string,
 ): Promise<Audience> {
   return scope.transaction(async (tx) => {
-    const page = await visiblePage(tx, pageId);
-    const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
-    if (row === undefined) throw notFound('audience', audienceId);
-    if (page.status === 'archived') throw pageArchived(pageId);
+    const row = await lockAudienceOnOpenPage(tx, pageId, audienceId);
     if (row.archived_at === null) {
       await q.setAudienceArchivedAt(tx, audienceId, isoNow(clock));
       await servingChanged(tx);
     }
     return getAudience(tx, pageId, audienceId);
   });
+}
+
+/** The audience's row, locked, on a page that is neither deleted nor archived (404, 409 `page_archived`). */
+async function lockAudienceOnOpenPage(tx: TenantScope, pageId: string, audienceId: string) {
+  const page = await visiblePage(tx, pageId);
+  const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
+  if (row === undefined) throw notFound('audience', audienceId);
+  if (page.status === 'archived') throw pageArchived(pageId);
+  return row;
 }
 
 /** The page's metadata override changes applied to the stored override: `null` removes a key. */
@@ -144,10 +147,7 @@ export async function patchAudience(
   patch: AudiencePatchBody,
 ): Promise<Audience> {
   return scope.transaction(async (tx) => {
-    const page = await visiblePage(tx, pageId);
-    const row = await q.findAudience(tx, pageId, audienceId, { lock: true });
-    if (row === undefined) throw notFound('audience', audienceId);
-    if (page.status === 'archived') throw pageArchived(pageId);
+    const row = await lockAudienceOnOpenPage(tx, pageId, audienceId);
     if (row.archived_at !== null) throw audienceArchived(audienceId);
     const changes: Updateable<AudiencesTable> = {};
     if (patch.customName !== undefined) changes.custom_name = patch.customName;
