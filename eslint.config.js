@@ -4,7 +4,7 @@ import layers from './lint/layer-rules.js';
 
 /*
  * The layer rules of docs/architecture.md, checked on every `npm run check`:
- * - plumbing (auth, cli, db, http, idempotency, lib, llm, net, outbox, workers) never imports a
+ * - plumbing (auth, cli, db, http, idempotency, lib, llm, metrics, net, outbox, workers) never imports a
  *   resource module: the composition root (app.ts, main/, modules/index.ts) wires them together;
  * - a module reaches another only through that module's index.ts;
  * - routes never import queries: they call the service; and routes are registered only in
@@ -15,7 +15,7 @@ import layers from './lint/layer-rules.js';
  * - code that serves requests or runs in a module never calls `notify`: wake-ups are registered with
  *   scope.afterCommit where the work is queued (lint/layer-rules.js).
  */
-const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'llm', 'net', 'outbox', 'workers'];
+const PLUMBING = ['auth', 'cli', 'db', 'http', 'idempotency', 'lib', 'llm', 'metrics', 'net', 'outbox', 'workers'];
 const plumbingNeverImportsModules = {
   regex: '(^|/)modules(/|$)',
   message: 'Plumbing never imports a resource module; let the composition root (app.ts, main/) pass what it needs.',

@@ -1,7 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { sql } from 'kysely';
 import { ApiKeyVerifier, FailedAuthLimiter } from './auth/api-key-verifier.js';
@@ -21,6 +27,16 @@ import { Problem } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { LazyChildLogger } from './lib/logger.js';
+import {
+  collectProcessDefaults,
+  exposition,
+  Histogram,
+  METRICS_CONTENT_TYPE,
+  processMetrics,
+  Registry,
+  snapshotOf,
+  type MetricsSnapshot,
+} from './metrics/metrics.js';
 import { modules } from './modules/index.js';
 import { browserNotFound } from './modules/site/index.js';
 
@@ -29,6 +45,12 @@ export interface AppDeps {
   database: Database;
   logger: Logger;
   clock?: Clock;
+  /**
+   * Where a scrape finds the metrics of the rest of the service (src/main wires it): the background
+   * workers' thread, and under WEB_CONCURRENCY the other server processes. Given this process's
+   * own snapshot, it returns every source to add up. Unset: this process alone.
+   */
+  metricsFrom?: (own: MetricsSnapshot) => Promise<MetricsSnapshot[]>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -75,11 +97,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  const metrics = new Registry();
+  collectProcessDefaults();
   const ctx: AppContext = {
     config,
     database,
     clock,
     logger,
+    metrics,
     pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock, config.secretKeys)),
   };
   app.decorate('ctx', ctx);
@@ -93,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onResponse', observeLatency(metrics));
   // The request line is built only when it will be written: above LOG_LEVEL=info there is no hook.
   if (logger.isLevelEnabled('info')) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -142,6 +168,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    // Off unless a token is set; not a page route, so never reachable on a tenant domain.
+    if (config.metricsToken === null) return notFound(request, reply);
+    if (!bearerMatches(request.headers.authorization, config.metricsToken)) {
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="metrics"')
+        .type('text/plain; charset=utf-8')
+        .send('METRICS_TOKEN required: Authorization: Bearer <token>\n');
+    }
+    const own = await snapshotOf(metrics, processMetrics);
+    const sources = deps.metricsFrom ? await deps.metricsFrom(own) : [own];
+    return reply
+      .type(METRICS_CONTENT_TYPE)
+      .header('cache-control', 'no-store')
+      .send(await exposition(sources));
+  });
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
       await sql`select 1`.execute(database.kysely);
@@ -164,4 +207,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const module of modules) if (module.publicRoutes) await app.register(module.publicRoutes);
 
   return app;
+}
+
+/**
+ * Request latency by route (its operationId) and status class. The label children are kept, so
+ * that the hook on every request costs a map look-up and a bucket increment.
+ */
+function observeLatency(registry: Registry) {
+  const latency = new Histogram({
+    name: 'ap_http_request_duration_seconds',
+    help: 'Time to answer a request, by route (operationId, or the route pattern) and status class',
+    labelNames: ['route', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const children = new Map<string, { observe(seconds: number): void }>();
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const options = request.routeOptions;
+    const route = (options.schema?.operationId as string | undefined) ?? options.url ?? 'unmatched';
+    const status = `${Math.floor(reply.statusCode / 100)}xx`;
+    const key = `${route} ${status}`;
+    let child = children.get(key);
+    if (child === undefined) children.set(key, (child = latency.labels(route, status)));
+    child.observe(reply.elapsedTime / 1000);
+    done();
+  };
+}
+
+/** `Authorization: Bearer <token>`, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  if (header === undefined || !header.startsWith('Bearer ')) return false;
+  const given = Buffer.from(header.slice('Bearer '.length));
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

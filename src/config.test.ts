@@ -29,6 +29,7 @@ describe('parseConfig', () => {
       publicBaseUrl: null,
       secretKeys: [],
       trustProxy: false,
+      metricsToken: null,
       logLevel: 'info',
       bodyLimitBytes: 1024 * 1024,
       requestTimeoutMs: 30_000,

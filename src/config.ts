@@ -102,6 +102,13 @@ const server = group('Server', {
         'Whether (and how far) to trust `X-Forwarded-For` for the client address. The address only feeds rate limits; it is never stored.',
     },
   ),
+  metricsToken: setting(optional(text('at least 16 characters', '^.{16,}$')), {
+    env: 'METRICS_TOKEN',
+    default: null,
+    secret: true,
+    description:
+      '`GET /metrics` (Prometheus text) answers scrapes that send `Authorization: Bearer <this>`; unset, the endpoint is off (404). Never served on tenant domains.',
+  }),
   logLevel: setting(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), {
     env: 'LOG_LEVEL',
     default: 'info',

@@ -4,6 +4,7 @@ import type { Database } from '../db/connect.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 import type { Clock } from '../lib/clock.js';
 import type { Principal } from '../auth/api-key-verifier.js';
+import type { Registry } from '../metrics/metrics.js';
 import type { Pager } from './pagination.js';
 
 /** What route handlers may use besides the request: built once by buildApp. */
@@ -13,6 +14,8 @@ export interface AppContext {
   readonly clock: Clock;
   readonly pager: Pager;
   readonly logger: Logger;
+  /** This app's own metrics (request latencies, its page cache): docs/performance.md#metrics. */
+  readonly metrics: Registry;
 }
 
 declare module 'fastify' {

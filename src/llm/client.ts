@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
 import type { Config } from '../config.js';
+import { llmRequests, llmRequestSeconds, llmTokens } from '../metrics/metrics.js';
 import { classifyProviderError, LlmError, type LlmUsage } from './errors.js';
 import { estimateTokens, type TenantTokens, type TokenReservation } from './token-budget.js';
 
@@ -122,6 +123,7 @@ export class LlmClient {
         { signal: call.signal },
       );
       usage = this.#usage(completion.model, completion.usage, started);
+      countCall('structured', 'answered', usage);
       const choice = completion.choices[0];
       if (choice?.message.refusal) {
         throw new LlmError(`the model refused: ${choice.message.refusal.slice(0, 200)}`, 'attempt', { usage });
@@ -137,6 +139,7 @@ export class LlmClient {
       if (typeof text !== 'string' || text === '') throw new LlmError('the answer was empty', 'attempt', { usage });
       return { text, usage };
     } catch (error) {
+      if (usage === undefined) countCall('structured', outcomeOf(error));
       throw classifyProviderError(error, this.settings);
     } finally {
       release();
@@ -178,8 +181,10 @@ export class LlmClient {
         }
       }
       usage = this.#usage(model, reported, started);
+      countCall('stream', 'answered', usage);
       return usage;
     } catch (error) {
+      countCall('stream', outcomeOf(error));
       throw classifyProviderError(error, this.settings);
     } finally {
       release();
@@ -214,4 +219,22 @@ export class LlmClient {
       calls: 1,
     };
   }
+}
+
+/** One provider call in the metrics: its outcome, duration and the tokens its `usage` reported. */
+function countCall(kind: 'structured' | 'stream', outcome: string, usage?: LlmUsage): void {
+  llmRequests.inc({ kind, outcome });
+  if (usage === undefined) return;
+  llmRequestSeconds.observe({ kind }, (usage.durationMs ?? 0) / 1000);
+  llmTokens.inc({ direction: 'input' }, usage.inputTokens);
+  llmTokens.inc({ direction: 'output' }, usage.outputTokens);
+}
+
+/** A failed call's outcome label: the provider's status class, or what went wrong before one came. */
+function outcomeOf(error: unknown): string {
+  if (error instanceof LlmError && error.kind === 'over_budget') return 'over_budget';
+  const status = (error as { status?: unknown }).status;
+  if (typeof status === 'number') return status === 429 ? 'rate_limited' : `http_${Math.floor(status / 100)}xx`;
+  if ((error as { name?: unknown }).name === 'AbortError') return 'aborted';
+  return 'error';
 }

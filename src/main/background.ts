@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { MetricsSnapshot } from '../metrics/metrics.js';
 import { modules } from '../modules/index.js';
 import { maintenanceWorker } from '../workers/maintenance.js';
 import type { WorkerFactory } from '../workers/worker.js';
@@ -13,9 +14,14 @@ export const backgroundWorkers: WorkerFactory[] = [
 ];
 
 /** What the server thread and the workers' thread say to each other. */
-export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' };
+export type ThreadMessage = { type: 'wake'; channel: string } | { type: 'stop' } | { type: 'metrics'; id: number };
 /** What the workers' thread tells the server thread: a channel one of its transactions committed. */
 export type CommittedMessage = { type: 'committed'; channel: string };
+/** The workers' thread's metrics, asked for by a scrape of the server thread. */
+export type MetricsMessage = { type: 'metrics'; id: number; snapshot: MetricsSnapshot };
+
+/** How long a scrape waits for the workers' thread before answering without its metrics. */
+const METRICS_WAIT_MS = 2000;
 
 /**
  * The background workers on a thread of their own (WORKERS_THREAD), as the server process sees
@@ -28,6 +34,8 @@ export class BackgroundThread {
   readonly #logger: Logger;
   #worker: Worker | null = null;
   #stopping = false;
+  readonly #metricsAsked = new Map<number, (snapshot: MetricsSnapshot | null) => void>();
+  #metricsCount = 0;
   readonly #committed: (channel: string) => void;
   /** The channel the thread just reported (not sent back to it). */
   #echo: string | null = null;
@@ -44,7 +52,11 @@ export class BackgroundThread {
   start(): void {
     const worker = spawnThread();
     worker.on('error', (err) => this.#logger.error({ err }, 'the background workers thread failed'));
-    worker.on('message', (message: CommittedMessage) => {
+    worker.on('message', (message: CommittedMessage | MetricsMessage) => {
+      if (message.type === 'metrics') {
+        this.#metricsAsked.get(message.id)?.(message.snapshot);
+        return;
+      }
       if (message.type !== 'committed') return;
       this.#echo = message.channel;
       try {
@@ -69,6 +81,23 @@ export class BackgroundThread {
     if (channel === this.#echo) return;
     this.#worker?.postMessage({ type: 'wake', channel } satisfies ThreadMessage);
   };
+
+  /** The thread's metrics (jobs, deliveries, provider calls), or null when it does not answer in time. */
+  metrics(): Promise<MetricsSnapshot | null> {
+    const worker = this.#worker;
+    if (worker === null) return Promise.resolve(null);
+    const id = this.#metricsCount++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => answer(null), METRICS_WAIT_MS);
+      const answer = (snapshot: MetricsSnapshot | null) => {
+        clearTimeout(timer);
+        this.#metricsAsked.delete(id);
+        resolve(snapshot);
+      };
+      this.#metricsAsked.set(id, answer);
+      worker.postMessage({ type: 'metrics', id } satisfies ThreadMessage);
+    });
+  }
 
   /** Lets the workers finish the unit of work in hand, then ends the thread. */
   async stop(): Promise<void> {

@@ -6,11 +6,13 @@ import { ConfigError, parseConfig } from '../config.js';
 import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../lib/logger.js';
+import { processMetrics, snapshotOf, type MetricsSnapshot } from '../metrics/metrics.js';
 import { systemClock } from '../lib/clock.js';
 import { resealWithKeyOf } from '../modules/webhooks/index.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
 import { BackgroundThread, backgroundWorkers } from './background.js';
+import { answerClusterMetrics, clusterWorkerMetrics } from './cluster-metrics.js';
 import { wireEventFanOut } from './wiring.js';
 
 /**
@@ -51,7 +53,14 @@ async function main() {
         publish: wakeups.publish,
       });
   database.wakeups.connect(workers.notify);
-  const app = await buildApp({ config, database, logger, clock: systemClock });
+  // What a scrape adds up: this process (its app, its workers' thread) or, under WEB_CONCURRENCY, every process.
+  const local = async (): Promise<MetricsSnapshot[]> => {
+    const own = await snapshotOf(app.ctx.metrics, processMetrics);
+    const thread = workers instanceof BackgroundThread ? await workers.metrics() : null;
+    return thread === null ? [own] : [own, thread];
+  };
+  const everyProcess = cluster.isWorker ? clusterWorkerMetrics(local) : local;
+  const app = await buildApp({ config, database, logger, clock: systemClock, metricsFrom: () => everyProcess() });
   if (workers instanceof WorkerRunner) await wakeups.start(workers.wake);
   await app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) workers.start();
@@ -91,6 +100,7 @@ function runPrimary(count: number, graceMs: number, logger: ReturnType<typeof cr
       logger.error({ code, signal }, 'a server process died; starting another');
       setTimeout(fork, 1000).unref();
     });
+  answerClusterMetrics();
   for (let i = 0; i < count; i++) fork();
   logger.info({ processes: count }, 'server processes started (WEB_CONCURRENCY)');
 

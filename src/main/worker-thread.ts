@@ -3,9 +3,10 @@ import { parseConfig } from '../config.js';
 import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { systemClock } from '../lib/clock.js';
 import { createLogger } from '../lib/logger.js';
+import { processMetrics, snapshotOf } from '../metrics/metrics.js';
 import { WorkerRunner } from '../workers/runner.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
-import { backgroundWorkers, type CommittedMessage, type ThreadMessage } from './background.js';
+import { backgroundWorkers, type CommittedMessage, type MetricsMessage, type ThreadMessage } from './background.js';
 import { wireEventFanOut } from './wiring.js';
 
 /**
@@ -29,6 +30,11 @@ async function run(port: NonNullable<typeof parentPort>) {
   port.on('message', (message: ThreadMessage) => {
     if (message.type === 'wake') runner.notify(message.channel);
     else if (message.type === 'stop') void stop();
+    else if (message.type === 'metrics') {
+      void snapshotOf(processMetrics).then((snapshot) =>
+        port.postMessage({ type: 'metrics', id: message.id, snapshot } satisfies MetricsMessage),
+      );
+    }
   });
   const stop = async () => {
     await runner.stop();

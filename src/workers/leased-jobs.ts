@@ -6,6 +6,7 @@ import { forUpdate, lockKey } from '../db/dialect.js';
 import type { DB, TenantTable } from '../db/schema.js';
 import { TenantScope } from '../db/tenant-scope.js';
 import { HOUR_MS, MINUTE_MS, SECOND_MS, type Clock } from '../lib/clock.js';
+import { jobRuns, observeJobQueue } from '../metrics/metrics.js';
 import { FairClaim } from './fair-claim.js';
 import { slottedWorker } from './slotted-worker.js';
 import { TenantSlots } from './tenant-slots.js';
@@ -178,6 +179,7 @@ export class LeasedJobs<T extends LeasedJobTable, Job extends LeasedRow, Value, 
   worker(): BackgroundWorker {
     const { name, channel, settings } = this.#kind;
     const slots = new TenantSlots(settings.concurrency, settings.perTenant);
+    observeJobQueue(name, () => this.#queue());
     return slottedWorker({
       name,
       channels: [channel],
@@ -249,14 +251,38 @@ export class LeasedJobs<T extends LeasedJobTable, Job extends LeasedRow, Value, 
     try {
       const result = await this.#kind.work(job, TenantScope.of(this.#deps.database, job.tenant_id));
       const step = await this.finish(job, result);
+      jobRuns.inc({ kind: name, outcome: step.outcome });
       if (step.outcome === 'retried' && result.kind === 'retry') {
         this.#deps.logger.warn({ worker: name, job: key, failure: result.failure }, 'job will be retried');
       }
       return step;
     } catch (err) {
       this.#deps.logger.error({ err, worker: name, job: key }, 'job run failed; it runs again when its lease ends');
+      jobRuns.inc({ kind: name, outcome: 'lost' });
       return { key, outcome: 'lost' };
     }
+  }
+
+  /** The kind's queue, across tenants (metrics): waiting and running jobs, and how late the oldest due one is. */
+  async #queue(): Promise<{ waiting: number; running: number; oldestDueSeconds: number }> {
+    const { table, statuses } = this.#kind;
+    const now = this.#deps.clock.now();
+    const nowIso = now.toISOString();
+    const waiting = sql.join(statuses.waiting.map((status) => sql.lit(status)));
+    const { rows } = await sql<{ waiting: number | string; running: number | string; oldest_due: string | null }>`
+      select
+        count(case when status in (${waiting}) then 1 end) as waiting,
+        count(case when status = ${statuses.running} then 1 end) as running,
+        min(case when status in (${waiting}) and available_at <= ${nowIso} then available_at end) as oldest_due
+      from ${sql.table(table)}
+      where status in (${waiting}, ${statuses.running})`.execute(this.#deps.database.kysely);
+    const row = rows[0];
+    const oldest = row?.oldest_due ? Date.parse(row.oldest_due) : Number.NaN;
+    return {
+      waiting: Number(row?.waiting ?? 0),
+      running: Number(row?.running ?? 0),
+      oldestDueSeconds: Number.isNaN(oldest) ? 0 : Math.max(0, (now.getTime() - oldest) / 1000),
+    };
   }
 }
 

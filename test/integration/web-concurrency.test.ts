@@ -8,6 +8,8 @@ import { PUBLIC_ALIAS, startReceiver, subscribe, TEST_SECRET_KEY, type Receiver 
 import { createTestDatabase, ENGINE, type TestDatabase } from '../harness.js';
 import { freePort, startServerProcess } from '../process.js';
 
+const METRICS_TOKEN = 'cluster-metrics-token-0123';
+
 /** Processes whose parent is `pid` (Linux). */
 function childrenOf(pid: number): number[] {
   return fs
@@ -72,6 +74,7 @@ describe.runIf(ENGINE === 'postgres')('two server processes on PostgreSQL (WEB_C
       WEBHOOK_ALLOWED_PORTS: String(receiver.port),
       RATE_LIMIT_PER_SECOND: '0',
       LOG_LEVEL: 'warn',
+      METRICS_TOKEN: METRICS_TOKEN,
     });
     expect(childrenOf(server.child.pid!)).toHaveLength(2);
 
@@ -136,5 +139,24 @@ describe.runIf(ENGINE === 'postgres')('two server processes on PostgreSQL (WEB_C
     }
     expect([...eventIds].filter((id) => !arrived().has(id))).toEqual([]);
     expect(eventIds.size).toBeGreaterThanOrEqual(created.length);
+
+    // A scrape reaches one of the processes, which answers for both: the jobs and the deliveries
+    // of the two add up to the whole (each process alone ran only its share).
+    const metrics = await (
+      await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    const value = (line: string) =>
+      Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(`${line} `))
+          ?.slice(line.length + 1) ?? 0,
+      );
+    const generatedByServers = created.filter((id) => perVersion.has(id)).length;
+    expect(value('ap_job_runs_total{kind="audience-version-generation",outcome="completed"}')).toBe(generatedByServers);
+    expect(value('ap_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThanOrEqual(eventIds.size);
+    expect(value('ap_http_request_duration_seconds_count{route="audiences.versions.create",status="2xx"}')).toBe(
+      created.length,
+    );
   }, 120_000);
 });

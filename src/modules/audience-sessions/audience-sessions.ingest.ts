@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../../db/connect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
+import { ingestBatchEvents, ingestFlushSeconds } from '../../metrics/metrics.js';
 import type { SessionRow } from './audience-sessions.collect.js';
 import { insertSessions, recordActivities, type ActivityTotals } from './audience-sessions.queries.js';
 
@@ -149,10 +150,13 @@ export class SessionIngest {
       this.logger?.warn({ err, events: starts.length + updates.length }, 'writing visit events failed; retrying');
       this.#starts = [...starts, ...this.#starts];
       for (const u of updates) this.#requeue(u);
+      ingestFlushSeconds.observe({ outcome: 'failed' }, (performance.now() - began) / 1000);
       this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: true });
       await new Promise((r) => setTimeout(r, INGEST_FLUSH_MS * 4));
       return;
     }
+    ingestFlushSeconds.observe({ outcome: 'written' }, (performance.now() - began) / 1000);
+    ingestBatchEvents.observe(starts.length + updates.length);
     this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: false });
     // A session whose start is still in another process's batch: once more, while it is young.
     const now = Date.now();

@@ -48,6 +48,8 @@ function cacheablePath(rawPath: string): boolean {
 export class PageService {
   readonly #cache: PageCache;
   readonly #rendering = new Map<string, Promise<RenderedEntry>>();
+  #hits = 0;
+  #misses = 0;
 
   constructor(
     private readonly database: Database,
@@ -68,9 +70,13 @@ export class PageService {
     const routeKey = `${origin}${path}`;
     const route = this.#cache.route(routeKey);
     if (route !== undefined) {
-      if (this.revisions.current(route.tenantId, route.generation)) return { status: 200, entry: route.entry };
+      if (this.revisions.current(route.tenantId, route.generation)) {
+        this.#hits += 1;
+        return { status: 200, entry: route.entry };
+      }
       this.#cache.forgetRoute(routeKey);
     }
+    this.#misses += 1;
     // Read before the database is: a change committed after this makes what follows stale.
     const generation = this.revisions.generation;
     const resolution = await resolvePage(this.database, host, path);
@@ -98,7 +104,7 @@ export class PageService {
 
   /** How full the cache is (metrics). */
   cacheStats() {
-    return this.#cache.stats();
+    return { ...this.#cache.stats(), hits: this.#hits, misses: this.#misses };
   }
 
   async #render(key: string, tenantId: string, versionId: string, audienceId: string, origin: string) {

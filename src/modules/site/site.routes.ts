@@ -12,6 +12,7 @@ import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { formRoutes } from './site.forms.routes.js';
 import { ON_PAGE_HOSTS, pageHostConstraint, type VisitorSide } from './site.page-host.js';
 import { pageRoutes } from './site.pages.routes.js';
+import { observePageCache } from './site.metrics.js';
 import { PageService } from './site.pages.service.js';
 import { staticAssets } from './site.static.js';
 import { PageSigner } from './site.tokens.js';
@@ -50,10 +51,19 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   const revisions = new ServingRevisions(database, app.ctx.logger);
   await revisions.start();
   app.addHook('onClose', () => revisions.stop());
+  const pages = new PageService(
+    database,
+    signer,
+    renderAssets,
+    store,
+    revisions,
+    config.pageCacheMegabytes * 1024 * 1024,
+  );
+  observePageCache(app.ctx.metrics, pages);
   const visitor: VisitorSide = {
     tenantOf: (request: FastifyRequest) => hosts.tenantOf(requestHostname(request.headers.host) ?? ''),
     origin,
-    pages: new PageService(database, signer, renderAssets, store, revisions, config.pageCacheMegabytes * 1024 * 1024),
+    pages,
     revisions,
     signer,
     tokens,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../../db/connect.js';
 import type { DB } from '../../db/schema.js';
 import { SECOND_MS, type Clock } from '../../lib/clock.js';
+import { webhookAttempts } from '../../metrics/metrics.js';
 import type { SafeHttpClient } from '../../net/http-client.js';
 import { EVENTS_CHANNEL } from '../../outbox/events.js';
 import { FairClaim } from '../../workers/fair-claim.js';
@@ -181,6 +182,12 @@ export class DeliveryEngine {
     const deactivated = await this.#db.transaction().execute((trx) => this.#apply(trx, plan, now.toISOString()));
     for (const [subscriptionId, reason] of deactivated)
       this.#options.logger.warn({ subscriptionId, reason }, 'webhook subscription deactivated');
+    let delivered = 0;
+    for (const ids of plan.succeededByStatus.values()) delivered += ids.length;
+    const failed = plan.failed.filter((f) => f.changes.status === 'failed').length;
+    webhookAttempts.inc({ outcome: 'delivered' }, delivered);
+    webhookAttempts.inc({ outcome: 'retrying' }, plan.failed.length - failed);
+    webhookAttempts.inc({ outcome: 'failed' }, failed);
   }
 
   /**
