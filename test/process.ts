@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { runOperatorCli } from '../src/main/operator-cli.js';
 import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
@@ -20,6 +21,22 @@ export async function freePort(): Promise<number> {
       return port;
     }
   }
+}
+
+/**
+ * Runs the operator CLI in this process: the same entry as `npx audience-pages` (its commands,
+ * config parsing and output) without a cold start of the module graph per call. Tests of what
+ * only a real process shows (exit status, stdout as a pipe) use runCliProcess.
+ */
+export async function runCliInProcess(args: string[], env: Record<string, string>) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runOperatorCli(
+    args,
+    { ...process.env, LOG_LEVEL: 'silent', ...env },
+    { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
+  );
+  return { code, stdout, stderr };
 }
 
 /** Runs the operator CLI from source as a separate process, the way an operator would. */

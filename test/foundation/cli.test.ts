@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestNameServer } from '../dns-server.js';
 import { createTestDatabase, type TestDatabase } from '../harness.js';
-import { runCliProcess, startServerProcess } from '../process.js';
+import { runCliInProcess, runCliProcess, startServerProcess } from '../process.js';
 
 // Every test here starts real processes (tsx, a cold module graph each): seconds apiece, and many
 // more on a loaded machine, so the suite's 30 s default is too tight for them.
@@ -19,7 +19,8 @@ afterAll(async () => {
   await db?.cleanup();
 });
 
-const cli = (...args: string[]) => runCliProcess([...args, '--json'], db.env);
+// The CLI's own entry in this process (one real process below checks the exit status and the pipe).
+const cli = (...args: string[]) => runCliInProcess([...args, '--json'], db.env);
 const json = (stdout: string) => {
   const lines = stdout.trim().split('\n');
   expect(lines).toHaveLength(1); // exactly one JSON object on stdout
@@ -83,7 +84,7 @@ describe('operator CLI', () => {
     const dns = await startTestNameServer();
     try {
       const dnsEnv = { ...db.env, DNS_SERVERS: dns.address };
-      const domainCli = (...args: string[]) => runCliProcess([...args, '--json'], dnsEnv);
+      const domainCli = (...args: string[]) => runCliInProcess([...args, '--json'], dnsEnv);
       const tenant = json((await cli('tenant', 'create', '--name', 'Domains')).stdout);
       const added = json(
         (await domainCli('domain', 'add', 'shop.cli-domains.com', '--tenant', tenant.tenantId)).stdout,
@@ -167,6 +168,12 @@ describe('server process', () => {
     const other = await startServerProcess(db.env);
     expect(await other.stop('SIGTERM')).toBe(0);
     expect(other.output()).toContain('stopped');
+  });
+
+  it('as a real process, prints exactly one JSON object on stdout and exits 0', async () => {
+    const run = await runCliProcess(['tenant', 'create', '--name', 'Piped', '--json'], db.env);
+    expect(run.code).toBe(0);
+    expect(json(run.stdout).tenantId).toMatch(/^tenant_[a-z0-9]{26}$/);
   });
 
   it('refuses to run with a bad configuration, naming the problem', async () => {

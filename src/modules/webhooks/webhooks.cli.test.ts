@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TestClock, useTestApp } from '../../../test/harness.js';
+import { runCliInProcess } from '../../../test/process.js';
 import {
   PUBLIC_ALIAS,
   TEST_SECRET_KEY,
@@ -26,21 +27,13 @@ afterAll(async () => {
   await receiver.close();
 });
 
-/** `audience-pages webhook …` as a real process on the test database; returns the parsed --json output. */
+/** `audience-pages webhook …` on the test database (the CLI's own entry, in this process); the parsed --json output. */
 async function cli(...args: string[]) {
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', 'tsx', path.resolve('src/main/cli.ts'), ...args, '--json'],
-    {
-      env: {
-        ...process.env,
-        ...t.database.env,
-        WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
-        WEBHOOK_ALLOWED_PORTS: String(receiver.port),
-        LOG_LEVEL: 'silent',
-      },
-    },
-  );
+  const { stdout } = await runCliInProcess([...args, '--json'], {
+    ...t.database.env,
+    WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
+    WEBHOOK_ALLOWED_PORTS: String(receiver.port),
+  });
   return JSON.parse(stdout) as CliOutput;
 }
 
