@@ -206,6 +206,36 @@ describe('the page status table', () => {
     expect((await move(alice, legacy, 'restore')).json().status).toBe('draft');
   });
 
+  it('lets exactly one of concurrent identical moves through; the others are 409s', async () => {
+    const { pageId } = await created(alice);
+    for (const verb of ['publish', 'archive', 'restore'] as const) {
+      const answers = await Promise.all([1, 2, 3, 4].map(() => move(alice, pageId, verb)));
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409]);
+    }
+    expect((await get(alice, pageId)).json().status).toBe('published');
+  });
+
+  it('restoring a published page publishes what was generated while it was archived', async () => {
+    const { pageId } = await created(alice);
+    await move(alice, pageId, 'publish');
+    const audience = await t.request(alice, {
+      method: 'POST',
+      url: `/v0/pages/${pageId}/audiences`,
+      payload: { customName: 'Everyone' },
+    });
+    expect(audience.statusCode).toBe(201);
+    const { audienceId, latestVersion } = audience.json();
+    await move(alice, pageId, 'archive');
+    await drainGeneration(t.database, t.clock);
+    const url = `/v0/pages/${pageId}/audiences/${audienceId}`;
+    expect((await t.request(alice, { method: 'GET', url })).json().latestVersion.status).toBe('draft');
+    expect((await move(alice, pageId, 'restore')).json().status).toBe('published');
+    expect((await t.request(alice, { method: 'GET', url })).json()).toMatchObject({
+      status: 'published',
+      publishedVersion: { versionId: latestVersion.versionId },
+    });
+  });
+
   it('takes exactly {} as the body of a transition', async () => {
     const { pageId } = await created(alice);
     for (const body of [{ force: true }, [], [{}]]) {

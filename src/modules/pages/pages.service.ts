@@ -182,6 +182,9 @@ export async function restorePage(scope: TenantScope, clock: Clock, pageId: stri
       archived_at: null,
       updated_at: isoNow(clock),
     });
+    // A published page again publishes what was generated for it while it was archived, as it
+    // would have, had it not been archived.
+    if (status === 'published') await publishPageDrafts(tx, clock, pageId);
     await servingChanged(tx);
     return toPage((await q.findPage(tx, pageId))!);
   });
