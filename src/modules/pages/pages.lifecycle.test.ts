@@ -299,6 +299,27 @@ describe('DELETE /v0/pages/{page_id}', () => {
     expect(search.items.map((p: { pageId: string }) => p.pageId)).toEqual([kept.pageId]);
   });
 
+  it('leaves a version queued for its audiences to fail: it ends cancelled, never published', async () => {
+    const { pageId } = await created(alice);
+    const audience = await t.request(alice, {
+      method: 'POST',
+      url: `/v0/pages/${pageId}/audiences`,
+      payload: { customName: 'Everyone' },
+    });
+    const queued = audience.json().latestVersion.versionId;
+    expect((await remove(alice, pageId)).statusCode).toBe(204);
+    for (let i = 0; i < 10; i++) {
+      await drainGeneration(t.database, t.clock);
+      t.clock.advance(3_600_000);
+    }
+    const version = await alice.scope
+      .selectFrom('audience_versions')
+      .select(['status', 'failure_reason'])
+      .where('id', '=', queued)
+      .executeTakeFirstOrThrow();
+    expect(version.status).toBe('cancelled');
+  });
+
   it('deletes an archived page too', async () => {
     const { pageId } = await created(alice);
     await move(alice, pageId, 'archive');
