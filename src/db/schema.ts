@@ -54,6 +54,8 @@ export interface PagesTable {
   updated_at: Timestamp;
   archived_at: Timestamp | null;
   deleted_at: Timestamp | null;
+  /** The status a restore returns the page to (`draft`/`published`); null unless archived (migration 0070). */
+  status_before_archive: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The transactional outbox: one row per domain event, written in the transaction of its cause. */

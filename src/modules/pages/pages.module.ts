@@ -1,4 +1,5 @@
 import type { ServiceModule } from '../module.js';
+import { pagesCommands } from './pages.cli.js';
 import { pagesDemo } from './pages.demo.js';
 import { pagesRoutes } from './pages.routes.js';
 import { pageSchemas } from './pages.schemas.js';
@@ -8,4 +9,5 @@ export const pagesModule: ServiceModule = {
   schemas: pageSchemas,
   routes: pagesRoutes,
   demo: pagesDemo,
+  commands: pagesCommands,
 };

@@ -171,21 +171,43 @@ export const Page = Type.Object(
   { $id: 'Page', ...strict },
 );
 
-export const PagePatchBody = Type.Object(
+const pagePatchFields = {
+  actions: Type.Optional(Type.Array(PageActionInput, { maxItems: PAGE_LIMITS.actions })),
+  actionCardWidgets: Type.Optional(Type.Array(ActionCardWidget, { maxItems: PAGE_LIMITS.widgets })),
+  brandId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  footerLinks: Type.Optional(Type.Array(FooterLinkGroup, { maxItems: PAGE_LIMITS.footerGroups })),
+  headerActionId: Type.Optional(Nullable(ClientId)),
+  metadata: Type.Optional(MetadataPatch),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.name })),
+  pageContext: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext })),
+  pageType: Type.Optional(PageType),
+  scripts: Type.Optional(Type.Array(PageScript, { maxItems: PAGE_LIMITS.scripts })),
+};
+
+export const PagePatchBody = Type.Object(pagePatchFields, strict);
+
+/** The brand of a page created without `brandId` (docs/api.md, Creating a page). */
+export const DEFAULT_BRAND_ID = 'brand_default';
+
+/**
+ * A new page (docs/api.md, Creating a page): `name`, `pageContext`, `pageType` required; every
+ * field a PATCH accepts may be sent (applied by the same code as a PATCH); `title` defaults to
+ * `name`; `idempotencyKey` as on the other creates.
+ */
+export const PageCreateBody = Type.Object(
   {
-    actions: Type.Optional(Type.Array(PageActionInput, { maxItems: PAGE_LIMITS.actions })),
-    actionCardWidgets: Type.Optional(Type.Array(ActionCardWidget, { maxItems: PAGE_LIMITS.widgets })),
-    brandId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    footerLinks: Type.Optional(Type.Array(FooterLinkGroup, { maxItems: PAGE_LIMITS.footerGroups })),
-    headerActionId: Type.Optional(Nullable(ClientId)),
-    metadata: Type.Optional(MetadataPatch),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.name })),
-    pageContext: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext })),
-    pageType: Type.Optional(PageType),
-    scripts: Type.Optional(Type.Array(PageScript, { maxItems: PAGE_LIMITS.scripts })),
+    ...pagePatchFields,
+    name: Type.String({ minLength: 1, maxLength: PAGE_LIMITS.name }),
+    pageContext: Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext }),
+    pageType: PageType,
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.shortText })),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   },
   strict,
 );
+
+/** The body of publish, archive and restore: exactly `{}` (as the audiences' restore). */
+export const PageTransitionBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
 
 export const PageParams = Type.Object({ page_id: ResourceId }, strict);
 
@@ -203,6 +225,7 @@ export const PageSearchResult = Envelope(Type.Ref('PageSearchItem'), { $id: 'Pag
 export type Page = Static<typeof Page>;
 type PageAction = Static<typeof PageAction>;
 export type PagePatchBody = Static<typeof PagePatchBody>;
+export type PageCreateBody = Static<typeof PageCreateBody>;
 export type PageSearchItem = Static<typeof PageSearchItem>;
 export type Metadata = Static<typeof Metadata>;
 export type MetadataPatch = Static<typeof MetadataPatch>;

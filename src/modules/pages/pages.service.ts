@@ -6,16 +6,23 @@ import { AppError, conflict, notFound, validationFailed } from '../../http/error
 import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { publishPageDrafts } from '../audiences/index.js';
+import { servingChanged } from '../serving/index.js';
 import * as q from './pages.queries.js';
 import {
+  DEFAULT_BRAND_ID,
   PAGE_LIMITS,
   type Metadata,
   type Page,
+  type PageCreateBody,
   type PagePatchBody,
   type PageSearchItem,
   type PageStatus,
   type PageType,
 } from './pages.schemas.js';
+
+/** The create body without its idempotency key. */
+export type PageCreateInput = Omit<PageCreateBody, 'idempotencyKey'>;
 
 /** An action as stored: its position in the array is its `actionIndex`. */
 interface StoredAction {
@@ -70,6 +77,132 @@ export async function searchPages(scope: TenantScope, text: string, window: Keys
   return { items, totalCount: null };
 }
 
+/** The page, locked for the transaction; 404 when unknown, another tenant's or deleted. */
+async function lockedPage(tx: TenantScope, pageId: string): Promise<q.PageRow> {
+  const row = await q.findPage(tx, pageId, { lock: true });
+  if (row === undefined) throw notFound('page', pageId);
+  return row;
+}
+
+function pageArchived(pageId: string): AppError {
+  return conflict('page_archived', `Page "${pageId}" is archived and cannot be changed.`);
+}
+
+export async function getPage(scope: TenantScope, pageId: string): Promise<Page> {
+  const row = await q.findPage(scope, pageId);
+  if (row === undefined) throw notFound('page', pageId);
+  return toPage(row);
+}
+
+/**
+ * `POST /v0/pages` (docs/api.md, Creating a page): a `draft` page whose `title` defaults to its
+ * name and whose other fields are applied by the PATCH code (`applyPatch`), so that both accept
+ * and refuse exactly the same things, the 256 KiB rule included. Run it in the transaction of
+ * the idempotency key.
+ */
+export async function createPageFromApi(tx: TenantScope, clock: Clock, body: PageCreateInput): Promise<Page> {
+  const { title, ...patch } = body;
+  const now = isoNow(clock);
+  const id = newId('page');
+  await q.insertPage(tx, {
+    id,
+    name: body.name,
+    title: title ?? body.name,
+    page_context: body.pageContext,
+    page_type: body.pageType,
+    status: 'draft',
+    brand_id: body.brandId ?? DEFAULT_BRAND_ID,
+    actions: json([]),
+    action_card_widgets: json([]),
+    footer_links: json([]),
+    scripts: json([]),
+    header_action_id: null,
+    metadata: json({}),
+    audiences_count: 0,
+    created_at: now,
+    updated_at: now,
+    archived_at: null,
+    deleted_at: null,
+  });
+  const row = (await q.findPage(tx, id, { lock: true }))!;
+  // Measured even when the patch changed nothing (a brief alone can pass the limit).
+  return withinSizeLimit(await applyPatch(tx, clock, row, patch));
+}
+
+/**
+ * The page status table (docs/api.md, The life of a page): `draft` → `published` (and its
+ * audiences' drafts go live), `draft`/`published` → `archived` (its links stop serving: 410),
+ * `archived` → restore → the status it was archived from. Every other move is a 409 and changes
+ * nothing. Each move that alters what a link serves tells the page cache (`servingChanged`).
+ */
+export async function publishPage(scope: TenantScope, clock: Clock, pageId: string): Promise<Page> {
+  return scope.transaction(async (tx) => {
+    const row = await lockedPage(tx, pageId);
+    if (row.status === 'archived') throw pageArchived(pageId);
+    if (row.status === 'published') {
+      throw conflict('page_already_published', `Page "${pageId}" is already published.`);
+    }
+    await q.updatePage(tx, pageId, { status: 'published', updated_at: isoNow(clock) });
+    // What `page publish-drafts` does: every audience's waiting draft goes live (and the cache hears of it).
+    await publishPageDrafts(tx, clock, pageId);
+    await servingChanged(tx);
+    return toPage((await q.findPage(tx, pageId))!);
+  });
+}
+
+export async function archivePage(scope: TenantScope, clock: Clock, pageId: string): Promise<Page> {
+  return scope.transaction(async (tx) => {
+    const row = await lockedPage(tx, pageId);
+    if (row.status === 'archived') {
+      throw conflict('page_archived', `Page "${pageId}" is already archived.`);
+    }
+    const now = isoNow(clock);
+    await q.updatePage(tx, pageId, {
+      status: 'archived',
+      status_before_archive: row.status,
+      archived_at: now,
+      updated_at: now,
+    });
+    await servingChanged(tx);
+    return toPage((await q.findPage(tx, pageId))!);
+  });
+}
+
+export async function restorePage(scope: TenantScope, clock: Clock, pageId: string): Promise<Page> {
+  return scope.transaction(async (tx) => {
+    const row = await lockedPage(tx, pageId);
+    if (row.status !== 'archived') {
+      throw conflict('page_not_archived', `Page "${pageId}" is not archived; only an archived page can be restored.`);
+    }
+    // Pages archived before the status was remembered (migration 0070) come back as drafts.
+    const status: PageStatus = row.status_before_archive === 'published' ? 'published' : 'draft';
+    await q.updatePage(tx, pageId, {
+      status,
+      status_before_archive: null,
+      archived_at: null,
+      updated_at: isoNow(clock),
+    });
+    // A published page again publishes what was generated for it while it was archived, as it
+    // would have, had it not been archived.
+    if (status === 'published') await publishPageDrafts(tx, clock, pageId);
+    await servingChanged(tx);
+    return toPage((await q.findPage(tx, pageId))!);
+  });
+}
+
+/**
+ * `DELETE /v0/pages/{page_id}`: `deletedAt` is set and the page is gone everywhere (404, lists,
+ * search, counts; its links answer 404 from the next request on). Deleting is final over the API.
+ */
+export async function deletePage(scope: TenantScope, clock: Clock, pageId: string): Promise<void> {
+  await scope.transaction(async (tx) => {
+    await lockedPage(tx, pageId);
+    const now = isoNow(clock);
+    await q.updatePage(tx, pageId, { deleted_at: now, updated_at: now });
+    await servingChanged(tx);
+  });
+}
+
 /**
  * PATCH semantics (docs/api.md, endpoint 3): absent fields are unchanged; arrays are replaced as a
  * whole; `metadata` is merged key by key and `null` removes a key; the resulting `headerActionId`
@@ -77,68 +210,73 @@ export async function searchPages(scope: TenantScope, text: string, window: Keys
  */
 export async function patchPage(scope: TenantScope, clock: Clock, pageId: string, patch: PagePatchBody): Promise<Page> {
   return scope.transaction(async (tx) => {
-    const row = await q.findPage(tx, pageId, { lock: true });
-    if (row === undefined) throw notFound('page', pageId);
-    if (row.status === 'archived') {
-      throw conflict('page_archived', `Page "${pageId}" is archived and cannot be changed.`);
-    }
-
-    const changes: Updateable<PagesTable> = {};
-    if (patch.name !== undefined) changes.name = patch.name;
-    if (patch.pageContext !== undefined) changes.page_context = patch.pageContext;
-    if (patch.pageType !== undefined) changes.page_type = patch.pageType;
-    if (patch.brandId !== undefined) changes.brand_id = patch.brandId;
-    if (patch.actionCardWidgets !== undefined) changes.action_card_widgets = json(patch.actionCardWidgets);
-    if (patch.footerLinks !== undefined) changes.footer_links = json(patch.footerLinks);
-    if (patch.scripts !== undefined) changes.scripts = json(patch.scripts);
-
-    let actions = row.actions as StoredAction[];
-    if (patch.actions !== undefined) {
-      actions = patch.actions.map((a) => ({
-        actionId: a.actionId ?? newId('action'),
-        purpose: a.purpose,
-        buttonTitle: a.buttonTitle,
-        actionType: a.actionType,
-        url: a.url,
-      }));
-      const seen = new Set<string>();
-      actions.forEach((a, i) => {
-        if (seen.has(a.actionId))
-          throw validationFailed(`/body/actions/${i}/actionId`, 'must be unique within the page');
-        seen.add(a.actionId);
-      });
-      changes.actions = json(actions);
-    }
-
-    const headerActionId = patch.headerActionId !== undefined ? patch.headerActionId : row.header_action_id;
-    if (headerActionId !== null && !actions.some((a) => a.actionId === headerActionId)) {
-      throw new AppError('validation_failed', `headerActionId "${headerActionId}" is not one of the page's actions.`, [
-        {
-          path: patch.headerActionId !== undefined ? '/body/headerActionId' : '/body/actions',
-          message:
-            patch.headerActionId !== undefined
-              ? 'must be the actionId of one of the page actions'
-              : 'must keep the action named by headerActionId (or set headerActionId too)',
-        },
-      ]);
-    }
-    if (patch.headerActionId !== undefined) changes.header_action_id = patch.headerActionId;
-
-    if (patch.metadata !== undefined) {
-      const merged: Record<string, unknown> = { ...(row.metadata as Record<string, unknown>) };
-      for (const [key, value] of Object.entries(patch.metadata)) {
-        if (value === null) delete merged[key];
-        else merged[key] = value;
-      }
-      changes.metadata = json(merged);
-    }
-
-    if (Object.keys(changes).length === 0) return toPage(row);
-    changes.updated_at = isoNow(clock);
-    await q.updatePage(tx, pageId, changes);
-    // Measured on the page as stored and returned; too large, and the transaction rolls back.
-    return withinSizeLimit(toPage((await q.findPage(tx, pageId))!));
+    const row = await lockedPage(tx, pageId);
+    if (row.status === 'archived') throw pageArchived(pageId);
+    return applyPatch(tx, clock, row, patch);
   });
+}
+
+/**
+ * The one code path of PATCH and create (docs/api.md, Creating a page): validates `patch` against
+ * the locked `row`, writes it and returns the page as stored, within the 256 KiB rule (over it,
+ * it throws and the caller's transaction rolls back).
+ */
+async function applyPatch(tx: TenantScope, clock: Clock, row: q.PageRow, patch: PagePatchBody): Promise<Page> {
+  const pageId = row.id;
+  const changes: Updateable<PagesTable> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.pageContext !== undefined) changes.page_context = patch.pageContext;
+  if (patch.pageType !== undefined) changes.page_type = patch.pageType;
+  if (patch.brandId !== undefined) changes.brand_id = patch.brandId;
+  if (patch.actionCardWidgets !== undefined) changes.action_card_widgets = json(patch.actionCardWidgets);
+  if (patch.footerLinks !== undefined) changes.footer_links = json(patch.footerLinks);
+  if (patch.scripts !== undefined) changes.scripts = json(patch.scripts);
+
+  let actions = row.actions as StoredAction[];
+  if (patch.actions !== undefined) {
+    actions = patch.actions.map((a) => ({
+      actionId: a.actionId ?? newId('action'),
+      purpose: a.purpose,
+      buttonTitle: a.buttonTitle,
+      actionType: a.actionType,
+      url: a.url,
+    }));
+    const seen = new Set<string>();
+    actions.forEach((a, i) => {
+      if (seen.has(a.actionId)) throw validationFailed(`/body/actions/${i}/actionId`, 'must be unique within the page');
+      seen.add(a.actionId);
+    });
+    changes.actions = json(actions);
+  }
+
+  const headerActionId = patch.headerActionId !== undefined ? patch.headerActionId : row.header_action_id;
+  if (headerActionId !== null && !actions.some((a) => a.actionId === headerActionId)) {
+    throw new AppError('validation_failed', `headerActionId "${headerActionId}" is not one of the page's actions.`, [
+      {
+        path: patch.headerActionId !== undefined ? '/body/headerActionId' : '/body/actions',
+        message:
+          patch.headerActionId !== undefined
+            ? 'must be the actionId of one of the page actions'
+            : 'must keep the action named by headerActionId (or set headerActionId too)',
+      },
+    ]);
+  }
+  if (patch.headerActionId !== undefined) changes.header_action_id = patch.headerActionId;
+
+  if (patch.metadata !== undefined) {
+    const merged: Record<string, unknown> = { ...(row.metadata as Record<string, unknown>) };
+    for (const [key, value] of Object.entries(patch.metadata)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    changes.metadata = json(merged);
+  }
+
+  if (Object.keys(changes).length === 0) return toPage(row);
+  changes.updated_at = isoNow(clock);
+  await q.updatePage(tx, pageId, changes);
+  // Measured on the page as stored and returned; too large, and the transaction rolls back.
+  return withinSizeLimit(toPage((await q.findPage(tx, pageId))!));
 }
 
 function withinSizeLimit(page: Page): Page {
@@ -167,7 +305,7 @@ export interface NewPage {
   deleted?: boolean;
 }
 
-/** Pages are created by the operator side (demo, imports), never through the public API. */
+/** A page made by the operator side (demo, tests); the API's create is `createPageFromApi`. */
 export async function createPage(scope: TenantScope, clock: Clock, input: NewPage): Promise<string> {
   const now = isoNow(clock);
   const actions = (input.actions ?? []).map((a) => ({ actionId: newId('action'), ...a }));
@@ -191,6 +329,7 @@ export async function createPage(scope: TenantScope, clock: Clock, input: NewPag
     updated_at: now,
     archived_at: input.status === 'archived' ? now : null,
     deleted_at: input.deleted ? now : null,
+    status_before_archive: null,
   };
   withinSizeLimit(toPage(page));
   await q.insertPage(scope, {
