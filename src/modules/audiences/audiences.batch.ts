@@ -215,18 +215,19 @@ export function checkItem(item: unknown): ItemProblem | undefined {
  * SQLite group commit), in chunks (bulkWriteConcurrency) after each of which the write lock is
  * released and the event loop turns: visitors' requests never wait behind more than a chunk.
  * Results are in the items' order; an item that repeats an earlier one's identity answers
- * `existing`. `onChunk` hears how many are done.
+ * `existing`. `onChunk` hears how many are done; an aborted `signal` stops before the next chunk.
  */
 export async function runItems(
   scope: TenantScope,
   clock: Clock,
   pageId: string,
   items: BatchItem[],
-  options: { withAudience: boolean; onChunk?: (done: number) => void },
+  options: { withAudience: boolean; onChunk?: (done: number) => void; signal?: AbortSignal },
 ): Promise<ItemResult[]> {
   const size = bulkWriteConcurrency(scope.engine);
   const results: ItemResult[] = [];
   for (let start = 0; start < items.length; start += size) {
+    if (options.signal?.aborted) break; // the results so far: the caller reports an interruption
     const chunk = items.slice(start, start + size);
     // Queued together, committed together (SQLite group commit), each in its own savepoint.
     const settled = await Promise.all(

@@ -124,7 +124,10 @@ export async function findAudienceAddressing(
     .limit(1);
   return 'personId' in who
     ? query.where('audiences.person_id', '=', who.personId).executeTakeFirst()
-    : query.where('audiences.account_id', '=', who.accountId).where('audiences.person_id', 'is', null).executeTakeFirst();
+    : query
+        .where('audiences.account_id', '=', who.accountId)
+        .where('audiences.person_id', 'is', null)
+        .executeTakeFirst();
 }
 
 export async function setAudienceArchivedAt(scope: TenantScope, audienceId: string, archivedAt: string | null) {
