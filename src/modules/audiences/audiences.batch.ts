@@ -26,7 +26,7 @@ import { createAudience, getAudience } from './audiences.service.js';
  * (the API's one create path, which queues the first generation). docs/api.md, Importing audiences.
  */
 
-export type BatchOutcome = 'created' | 'existing' | 'error';
+type BatchOutcome = 'created' | 'existing' | 'error';
 
 /** A problem document of one item (paths relative to the item, e.g. `/person/email`). */
 export interface ItemProblem {

@@ -14,7 +14,7 @@ import type { AudienceBatchItem } from './audiences.schemas.js';
  */
 
 /** The columns a file may have, in any order, matched case-insensitively; each at most once. */
-export const IMPORT_COLUMNS = ['email', 'name', 'company', 'domain', 'context'] as const;
+const IMPORT_COLUMNS = ['email', 'name', 'company', 'domain', 'context'] as const;
 type Column = (typeof IMPORT_COLUMNS)[number];
 
 /** Where a problem's path in an item comes from in a row. */
@@ -28,7 +28,7 @@ const COLUMN_OF_PATH: Record<string, Column> = {
   '/supplementaryContext': 'context',
 };
 
-export interface ImportRowError {
+interface ImportRowError {
   /** The line of the file the row starts on (the header is line 1). */
   line: number;
   /** The column at fault, when it is one. */

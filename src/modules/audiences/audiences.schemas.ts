@@ -162,7 +162,7 @@ export const AudienceCreateBody = Type.Object(
 );
 
 /** Limits of the batch endpoint and the CSV import (docs/api.md, Importing audiences). */
-export const BATCH_LIMITS = { items: 1000, accountName: 255, domain: 2048 } as const;
+const BATCH_LIMITS = { items: 1000, accountName: 255, domain: 2048 } as const;
 
 /**
  * One item of `POST …/audiences/batch` (and one row of a CSV import): a create body plus whom it
