@@ -127,6 +127,10 @@ describe('POST /v0/pages/{page_id}/audiences/batch (extension)', () => {
     const bobs = await makePerson(bob.scope, t.clock);
     const foreign = (await batch(alice, pageId, [{ personId: bobs }])).json();
     expect(foreign.items[0].problem.errors[0].path).toBe('/body/items/0/personId');
+    // An audience addresses one: a person and an accountId together are refused.
+    const accountId = first.items[0].audience.accountId ?? 'account_00000000000000000000000000';
+    const both = (await batch(alice, pageId, [{ person: { email: 'di@acme.example' }, accountId }])).json();
+    expect(both.items[0].problem.errors[0].path).toBe('/body/items/0/accountId');
   });
 
   it('refuses more than 1,000 items, a malformed item, other tenants, archived pages and no key: nothing written', async () => {

@@ -6,7 +6,7 @@ import { AppError, validationFailed } from '../../http/errors.js';
 import { validatorCompiler } from '../../http/validation.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalDomain } from '../../lib/domain-name.js';
-import { ensureAccount } from '../accounts/index.js';
+import { ensureAccount, findAccountByDomain } from '../accounts/index.js';
 import { findPerson, normalizeIdentity, patchPerson, resolvePerson } from '../persons/index.js';
 import { pageArchived, visiblePage } from './audiences.checks.js';
 import * as q from './audiences.queries.js';
@@ -101,7 +101,7 @@ async function importItem(
   if (account !== undefined && item.accountId != null) {
     throw validationFailed('/account', 'must be omitted when accountId is given');
   }
-  if (item.personId != null && item.accountId != null) {
+  if ((item.personId != null || item.person !== undefined) && item.accountId != null) {
     throw validationFailed('/accountId', 'must be omitted when personId is given (an audience addresses one)');
   }
 
@@ -120,8 +120,13 @@ async function importItem(
       throw validationFailed('/account/domain', 'is required when no person is named (a name alone identifies nobody)');
     }
     if (domain !== null) {
-      const ensured = await ensureAccount(tx, clock, domain, account.name ?? null);
-      if (person === null) accountId = ensured.account.accountId;
+      // Most rows of a list name a company an earlier row created: one look-up then, no writes.
+      const known = await findAccountByDomain(tx, domain);
+      const ensured =
+        known !== undefined && (known.name !== null || account.name === undefined)
+          ? known.id
+          : (await ensureAccount(tx, clock, domain, account.name ?? null)).account.accountId;
+      if (person === null) accountId = ensured;
       // The person's own domain is filled when it has none, as identities are: never overwritten.
       else if (person.domain === null && person.account_domain !== domain) {
         await patchPerson(tx, clock, person.id, { domain });
