@@ -134,6 +134,16 @@ export function runTransaction<R>(engine: Engine, db: Kysely<DB>, work: (trx: Ky
 }
 
 /**
+ * How many independent write transactions a bulk writer (the audience import) should queue at
+ * once. SQLite: several, so that group commit makes them one commit (each still in its own
+ * savepoint) while the write lock is held for a few of them only. PostgreSQL: one, since the
+ * import's transactions serialize on the page's row lock and each would hold a pool connection.
+ */
+export function bulkWriteConcurrency(engine: Engine): number {
+  return engine === 'sqlite' ? 8 : 1;
+}
+
+/**
  * Marks the SQL of a hot query (db/prepared.ts) for a named statement on PostgreSQL, which then
  * plans it once per connection (db/pg-adapter.ts); SQLite's adapter caches prepared statements by
  * their text already.

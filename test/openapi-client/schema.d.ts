@@ -369,6 +369,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/pages/{page_id}/audiences/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 1,000 audiences, each found or created by whom it addresses; a result per item
+         * @description Extension of the interface (docs/api.md, Importing audiences). Each item is a create body plus `person` and/or `account` identities (found or created as by POST /v0/person_logs); the identity decides the audience: one the page already has for it is answered as `existing`, unchanged. Each item is atomic: `created`, `existing`, or `error` with its problem, nothing of it written. Re-sending creates nothing twice.
+         */
+        post: operations["audiences.batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/pages/{page_id}/audiences/{audience_id}": {
         parameters: {
             query?: never;
@@ -1242,6 +1262,38 @@ export interface components {
             queuedCount: number;
             /** @description The queued versions, by audience id. */
             versionIds: string[];
+        };
+        AudienceBatchResult: {
+            pageId: string;
+            createdCount: number;
+            existingCount: number;
+            errorCount: number;
+            items: {
+                /** @description The item’s position in the request. */
+                index: number;
+                /**
+                 * @description `created`: a new audience; `existing`: the audience this identity already has on the page, unchanged; `error`: nothing of this item was written (see `problem`).
+                 * @enum {string}
+                 */
+                outcome: "created" | "existing" | "error";
+                audienceId: string | null;
+                personId: string | null;
+                accountId: string | null;
+                audience: components["schemas"]["Audience"] | null;
+                problem: ({
+                    type: string;
+                    title: string;
+                    status: number;
+                    detail: string;
+                    code: string;
+                    errors: {
+                        path: string;
+                        message: string;
+                    }[];
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            }[];
         };
         AudienceSession: {
             audienceSessionId: string;
@@ -4131,6 +4183,151 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        personId?: string | null;
+                        accountId?: string | null;
+                        /** @description The last segment of the person’s own URL under a link of the page. Omitted or null: a random, unguessable key (22 characters, 128 bits) is generated. */
+                        personRouteKey?: string | null;
+                        customName?: string | null;
+                        supplementaryContext?: string | null;
+                        actionUrlOverride?: string | null;
+                        actionFormIdOverride?: string | null;
+                        actionFormInstructionsOverride?: string | null;
+                        metadataOverride?: {
+                            title?: string | null;
+                            description?: string | null;
+                            author?: string | null;
+                            canonicalUrl?: string | null;
+                            ogTitle?: string | null;
+                            ogDescription?: string | null;
+                            ogImageAlt?: string | null;
+                            ogSiteName?: string | null;
+                            ogUrl?: string | null;
+                            twitterTitle?: string | null;
+                            twitterDescription?: string | null;
+                            twitterImageAlt?: string | null;
+                            twitterSite?: string | null;
+                            twitterCreator?: string | null;
+                            themeColor?: string | null;
+                            keywords?: string[] | null;
+                            robots?: string[] | null;
+                        };
+                        isNewPageAgent?: boolean;
+                        /** @description Found or created exactly as by POST /v0/person_logs: by email, else phone number, else social profile; a match only gains the identities it lacks (its name is never changed). */
+                        person?: {
+                            /** @description Matched case-insensitively; must look like name@example.com. */
+                            email?: string;
+                            name?: string;
+                            /** @description E.164, e.g. +14155550123. */
+                            phoneNumber?: string;
+                            /** @description An http(s) URL; matched after normalization (host without www., path, case-insensitive). */
+                            socialProfileUrl?: string;
+                        };
+                        /** @description The account of `domain` (else of the person’s work email), created when there is none; `name` names it only when it has no name yet. Without a person, the audience addresses this account. */
+                        account?: {
+                            domain?: string;
+                            name?: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceBatchResult"];
                 };
             };
             /** @description RFC 9457 problem details. */

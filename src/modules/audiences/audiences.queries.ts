@@ -106,6 +106,30 @@ export async function routeKeyTaken(scope: TenantScope, pageId: string, routeKey
   return row !== undefined;
 }
 
+/**
+ * The audience of the page that addresses this person (or this account), for the batch and the
+ * import: a live one before an archived one, the oldest first (audiences_page_person / _account).
+ */
+export async function findAudienceAddressing(
+  scope: TenantScope,
+  pageId: string,
+  who: { personId: string } | { accountId: string },
+): Promise<{ id: string } | undefined> {
+  const query = scope
+    .selectFrom('audiences')
+    .select('audiences.id')
+    .where('audiences.page_id', '=', pageId)
+    .orderBy((eb) => eb.case().when('audiences.archived_at', 'is', null).then(0).else(1).end())
+    .orderBy('audiences.id')
+    .limit(1);
+  return 'personId' in who
+    ? query.where('audiences.person_id', '=', who.personId).executeTakeFirst()
+    : query
+        .where('audiences.account_id', '=', who.accountId)
+        .where('audiences.person_id', 'is', null)
+        .executeTakeFirst();
+}
+
 export async function setAudienceArchivedAt(scope: TenantScope, audienceId: string, archivedAt: string | null) {
   await scope
     .updateTable('audiences')

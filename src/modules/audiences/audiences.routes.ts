@@ -4,6 +4,7 @@ import { sendIdempotent, withIdempotency } from '../../idempotency/idempotency.j
 import { standardErrorResponses } from '../../http/schemas.js';
 import {
   AudienceArchiveBody,
+  AudienceBatchBody,
   AudienceCreateBody,
   AudienceList,
   AudienceListParams,
@@ -15,6 +16,7 @@ import {
   VersionCreateBody,
 } from './audiences.schemas.js';
 import { regeneratePage } from './audiences.regenerate.js';
+import { createAudienceBatch } from './audiences.batch.js';
 import * as audiences from './audiences.service.js';
 import { createVersion } from './audiences.versions.js';
 
@@ -68,6 +70,26 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       return sendIdempotent(reply, result);
     },
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/batch',
+    {
+      schema: {
+        operationId: 'audiences.batch',
+        tags: ['Audiences (extension)'],
+        summary: 'Create up to 1,000 audiences, each found or created by whom it addresses; a result per item',
+        description:
+          'Extension of the interface (docs/api.md, Importing audiences). Each item is a create body plus `person` ' +
+          'and/or `account` identities (found or created as by POST /v0/person_logs); the identity decides the ' +
+          'audience: one the page already has for it is answered as `existing`, unchanged. Each item is atomic: ' +
+          '`created`, `existing`, or `error` with its problem, nothing of it written. Re-sending creates nothing twice.',
+        params: AudienceListParams,
+        body: AudienceBatchBody,
+        response: { 200: Type.Ref('AudienceBatchResult'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request) => createAudienceBatch(request.scope, clock, request.params.page_id, request.body.items),
   );
 
   app.get(

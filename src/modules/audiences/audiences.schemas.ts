@@ -10,6 +10,7 @@ import {
   StringEnum,
 } from '../../http/schemas.js';
 import { MetadataPatch } from '../pages/index.js';
+import { PersonEmail, PersonName, PhoneNumber, SocialProfileUrl } from '../persons/index.js';
 import { VERSION_STATUSES } from './audiences.version-lifecycle.js';
 
 const VersionStatus = StringEnum(VERSION_STATUSES, {
@@ -138,24 +139,118 @@ const audienceContent = {
   isNewPageAgent: Type.Optional(Type.Boolean()),
 };
 
+/** What a create body names: whom the audience addresses, its route key, its content. */
+const audienceCreateFields = {
+  personId: Type.Optional(Nullable(ResourceId)),
+  accountId: Type.Optional(Nullable(ResourceId)),
+  personRouteKey: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: ROUTE_KEY_PATTERN,
+        description:
+          'The last segment of the person’s own URL under a link of the page. Omitted or null: a random, ' +
+          'unguessable key (22 characters, 128 bits) is generated.',
+      }),
+    ),
+  ),
+  ...audienceContent,
+};
+
 export const AudienceCreateBody = Type.Object(
+  { ...audienceCreateFields, idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) },
+  strict,
+);
+
+/** Limits of the batch endpoint and the CSV import (docs/api.md, Importing audiences). */
+const BATCH_LIMITS = { items: 1000, accountName: 255, domain: 2048 } as const;
+
+/**
+ * One item of `POST …/audiences/batch` (and one row of a CSV import): a create body plus whom it
+ * addresses by identity, found or created with the rules of `POST /v0/person_logs`.
+ */
+export const AudienceBatchItem = Type.Object(
   {
-    personId: Type.Optional(Nullable(ResourceId)),
-    accountId: Type.Optional(Nullable(ResourceId)),
-    personRouteKey: Type.Optional(
-      Nullable(
-        Type.String({
-          pattern: ROUTE_KEY_PATTERN,
+    ...audienceCreateFields,
+    person: Type.Optional(
+      Type.Object(
+        {
+          email: Type.Optional(PersonEmail),
+          name: Type.Optional(PersonName),
+          phoneNumber: Type.Optional(PhoneNumber),
+          socialProfileUrl: Type.Optional(SocialProfileUrl),
+        },
+        {
+          ...strict,
           description:
-            'The last segment of the person’s own URL under a link of the page. Omitted or null: a random, ' +
-            'unguessable key (22 characters, 128 bits) is generated.',
-        }),
+            'Found or created exactly as by POST /v0/person_logs: by email, else phone number, else social ' +
+            'profile; a match only gains the identities it lacks (its name is never changed).',
+        },
       ),
     ),
-    ...audienceContent,
-    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    account: Type.Optional(
+      Type.Object(
+        {
+          domain: Type.Optional(Type.String({ minLength: 1, maxLength: BATCH_LIMITS.domain })),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: BATCH_LIMITS.accountName })),
+        },
+        {
+          ...strict,
+          description:
+            'The account of `domain` (else of the person’s work email), created when there is none; `name` ' +
+            'names it only when it has no name yet. Without a person, the audience addresses this account.',
+        },
+      ),
+    ),
   },
   strict,
+);
+
+export const AudienceBatchBody = Type.Object(
+  { items: Type.Array(AudienceBatchItem, { minItems: 1, maxItems: BATCH_LIMITS.items }) },
+  strict,
+);
+
+const BATCH_OUTCOMES = ['created', 'existing', 'error'] as const;
+
+/** A problem document of one item: as every problem, without the request's `instance` and `requestId`. */
+const BatchItemProblem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+  },
+  { additionalProperties: true },
+);
+
+export const AudienceBatchResult = Type.Object(
+  {
+    pageId: Type.String(),
+    createdCount: Type.Integer({ minimum: 0 }),
+    existingCount: Type.Integer({ minimum: 0 }),
+    errorCount: Type.Integer({ minimum: 0 }),
+    items: Type.Array(
+      Type.Object(
+        {
+          index: Type.Integer({ minimum: 0, description: 'The item’s position in the request.' }),
+          outcome: StringEnum(BATCH_OUTCOMES, {
+            description:
+              '`created`: a new audience; `existing`: the audience this identity already has on the page, ' +
+              'unchanged; `error`: nothing of this item was written (see `problem`).',
+          }),
+          audienceId: Nullable(Type.String()),
+          personId: Nullable(Type.String()),
+          accountId: Nullable(Type.String()),
+          audience: Type.Union([Type.Ref('Audience'), Type.Null()]),
+          problem: Type.Union([BatchItemProblem, Type.Null()]),
+        },
+        strict,
+      ),
+    ),
+  },
+  { $id: 'AudienceBatchResult', ...strict },
 );
 
 export const AudiencePatchBody = Type.Object(audienceContent, strict);
@@ -170,5 +265,7 @@ export type AudiencePatchBody = Static<typeof AudiencePatchBody>;
 export type VersionCreateBody = Static<typeof VersionCreateBody>;
 export type PageRegenerateBody = Static<typeof PageRegenerateBody>;
 export type PageRegeneration = Static<typeof PageRegeneration>;
+export type AudienceBatchItem = Static<typeof AudienceBatchItem>;
+export type AudienceBatchResult = Static<typeof AudienceBatchResult>;
 
-export const audienceSchemas = [AudienceVersion, Audience, PageRegeneration];
+export const audienceSchemas = [AudienceVersion, Audience, PageRegeneration, AudienceBatchResult];
