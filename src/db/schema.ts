@@ -54,6 +54,8 @@ export interface PagesTable {
   updated_at: Timestamp;
   archived_at: Timestamp | null;
   deleted_at: Timestamp | null;
+  /** Generated versions wait as drafts on a published page (0075; docs/api.md). */
+  review_before_publish: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** The transactional outbox: one row per domain event, written in the transaction of its cause. */

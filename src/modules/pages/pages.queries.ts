@@ -25,6 +25,7 @@ const PAGE_COLUMNS = [
   'pages.updated_at',
   'pages.archived_at',
   'pages.deleted_at',
+  'pages.review_before_publish',
 ] as const;
 
 /** Newest first; ids are time-ordered, so the id alone is the sort key. */

@@ -53,6 +53,7 @@ function toPage(row: q.PageRow): Page {
     archivedAt: row.archived_at,
     deletedAt: row.deleted_at,
     metadata: row.metadata as Metadata,
+    reviewBeforePublish: Boolean(row.review_before_publish),
   };
   if (row.header_action_id !== null) page.headerActionId = row.header_action_id;
   return page;
@@ -91,6 +92,7 @@ export async function patchPage(scope: TenantScope, clock: Clock, pageId: string
     if (patch.actionCardWidgets !== undefined) changes.action_card_widgets = json(patch.actionCardWidgets);
     if (patch.footerLinks !== undefined) changes.footer_links = json(patch.footerLinks);
     if (patch.scripts !== undefined) changes.scripts = json(patch.scripts);
+    if (patch.reviewBeforePublish !== undefined) changes.review_before_publish = patch.reviewBeforePublish;
 
     let actions = row.actions as StoredAction[];
     if (patch.actions !== undefined) {
@@ -165,6 +167,7 @@ export interface NewPage {
   /** Index into `actions` of the header action. */
   headerActionIndex?: number;
   deleted?: boolean;
+  reviewBeforePublish?: boolean;
 }
 
 /** Pages are created by the operator side (demo, imports), never through the public API. */
@@ -191,6 +194,7 @@ export async function createPage(scope: TenantScope, clock: Clock, input: NewPag
     updated_at: now,
     archived_at: input.status === 'archived' ? now : null,
     deleted_at: input.deleted ? now : null,
+    review_before_publish: input.reviewBeforePublish ?? false,
   };
   withinSizeLimit(toPage(page));
   await q.insertPage(scope, {

@@ -12,6 +12,7 @@ import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { formRoutes } from './site.forms.routes.js';
 import { ON_PAGE_HOSTS, pageHostConstraint, type VisitorSide } from './site.page-host.js';
 import { pageRoutes } from './site.pages.routes.js';
+import { previewRoutes } from './site.preview.routes.js';
 import { PageService } from './site.pages.service.js';
 import { staticAssets } from './site.static.js';
 import { PageSigner } from './site.tokens.js';
@@ -70,6 +71,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   await app.register(collectRoutes, visitor);
   await app.register(formRoutes, visitor);
   await app.register(agentRoutes, visitor);
+  await app.register(previewRoutes, visitor);
 
   // Everything else on a page host: only pages live here.
   app.route({
