@@ -207,7 +207,7 @@ function notPublishable(versionId: string, status: string) {
   return conflict(
     'version_not_publishable',
     `Version "${versionId}" is ${status}: only a draft can be published, or an archived version rolled back to.`,
-    { status },
+    { versionStatus: status },
   );
 }
 
@@ -300,7 +300,7 @@ export async function previewableVersion(
     throw conflict(
       'version_not_previewable',
       `Version "${versionId}" is ${version.status} and has no content: only a generated version can be previewed.`,
-      { status: version.status },
+      { versionStatus: version.status },
     );
   }
 }
