@@ -263,7 +263,7 @@ async function rollBackTo(
     supplementary_context: source.supplementary_context,
   });
   const queued = { id: copy.versionId, status: 'queued' };
-  if (!(await q.applyTransition(tx, queued, 'claim', now, { queue_duration_ms: 0 }))) {
+  if (!(await q.applyTransition(tx, queued, 'claim', now, { queue_duration_ms: 0, attempts: 1 }))) {
     throw new Error(`version ${copy.versionId} left the queue inside its creating transaction`);
   }
   await q.applyTransition(tx, { id: copy.versionId, status: 'processing' }, 'generated', now, {
