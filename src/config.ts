@@ -282,7 +282,7 @@ const pages = group('Pages and forms', {
     env: 'PREVIEW_URL_MINUTES',
     default: 60,
     description:
-      'How long a version preview URL (`POST …/versions/{version_id}/preview`) works, in minutes ([api.md](api.md#publishing-previewing-and-rolling-back-versions)).',
+      'How long a version preview URL (`POST …/versions/{version_id}/preview`) works, in minutes ([api.md](api.md#publishing-previewing-and-rolling-back-versions-extension-of-the-interface)).',
   }),
   pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'PAGE_MISSES_PER_MINUTE',
