@@ -71,7 +71,7 @@ export const AudienceVersionDetail = Type.Object(
   },
 );
 
-export const VersionPreview = Type.Object(
+const VersionPreview = Type.Object(
   {
     previewUrl: Type.String({ description: 'Signed URL of the rendered version; the URL is the credential.' }),
     expiresAt: Timestamp,
@@ -216,7 +216,6 @@ export const AudienceVersionList = Envelope(Type.Ref('AudienceVersion'), { $id: 
 export type AudienceVersion = Static<typeof AudienceVersion>;
 export type Audience = Static<typeof Audience>;
 export type AudienceVersionDetail = Static<typeof AudienceVersionDetail>;
-export type VersionPreview = Static<typeof VersionPreview>;
 export type AudienceCreateBody = Static<typeof AudienceCreateBody>;
 export type AudiencePatchBody = Static<typeof AudiencePatchBody>;
 export type VersionCreateBody = Static<typeof VersionCreateBody>;
