@@ -4365,10 +4365,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description An empty JSON object. */
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /** @description As on POST /v0/person_logs: a retry of a rollback answers the first one, and copies nothing twice. */
+                    idempotencyKey?: string;
+                };
             };
         };
         responses: {

@@ -17,6 +17,7 @@ import {
   VersionCreateBody,
   VersionListQuery,
   VersionParams,
+  VersionPublishBody,
 } from './audiences.schemas.js';
 import { regeneratePage } from './audiences.regenerate.js';
 import * as audiences from './audiences.service.js';
@@ -229,7 +230,7 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'live (200); the live version is answered as it is (200); an archived version that was generated is ' +
           'copied into a new version that goes live at once (201); any other status is 409 version_not_publishable.',
         params: VersionParams,
-        body: VersionActionBody,
+        body: VersionPublishBody,
         response: {
           200: Type.Ref('AudienceVersion'),
           201: Type.Ref('AudienceVersion', { description: 'Rolled back: the new version, live, with the content.' }),
@@ -240,8 +241,20 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { page_id, audience_id, version_id } = request.params;
-      const { version, created } = await publishOrRollBack(request.scope, clock, page_id, audience_id, version_id);
-      return reply.code(created ? 201 : 200).send(version);
+      const result = await withIdempotency(
+        request.scope,
+        clock,
+        {
+          operation: 'audiences.versions.publish',
+          key: request.body.idempotencyKey,
+          body: { page_id, audience_id, version_id },
+        },
+        async (tx) => {
+          const { version, created } = await publishOrRollBack(tx, clock, page_id, audience_id, version_id);
+          return { status: created ? 201 : 200, body: version };
+        },
+      );
+      return sendIdempotent(reply, result);
     },
   );
 

@@ -122,6 +122,19 @@ export const VersionParams = Type.Object(
 );
 export const VersionListQuery = Type.Object({ ...PaginationQuery }, strict);
 export const VersionActionBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
+export const VersionPublishBody = Type.Object(
+  {
+    idempotencyKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'As on POST /v0/person_logs: a retry of a rollback answers the first one, and copies nothing twice.',
+      }),
+    ),
+  },
+  strict,
+);
 export const AudienceListQuery = Type.Object({ ...PaginationQuery }, strict);
 export const AudienceRestoreBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
 export const VersionCreateBody = Type.Object(

@@ -156,6 +156,20 @@ describe('POST …/versions/{version_id}/publish (extension)', () => {
       await t.request(alice, { method: 'GET', url: `/v0/pages/${pageId}/audiences/${audienceId}` })
     ).json();
     expect(audience.publishedVersion.versionId).toBe(rolled.json().versionId);
+    // A retried rollback with an idempotencyKey answers the first and copies nothing twice.
+    const retry = () =>
+      t.request(alice, {
+        method: 'POST',
+        url: `${base(pageId, audienceId)}/${v2}/publish`,
+        payload: { idempotencyKey: 'roll-to-v2' },
+      });
+    const first = await retry();
+    expect(first.statusCode).toBe(201);
+    const repeated = await retry();
+    expect(repeated.statusCode).toBe(201);
+    expect(repeated.headers['idempotent-replayed']).toBe('true');
+    expect(repeated.json().versionId).toBe(first.json().versionId);
+    expect((await list(alice, pageId, audienceId)).json().totalCount).toBe(5);
     const live = (await list(alice, pageId, audienceId))
       .json()
       .items.filter((v: { status: string }) => v.status === 'published');
