@@ -54,6 +54,7 @@ describe('parseConfig', () => {
       pageEventsPerSecond: 20,
       pageEventsPerPagePerSecond: 500,
       pageCacheMegabytes: 64,
+      previewUrlMinutes: 60,
       pageMissesPerMinute: 120,
       formSubmissionsPerMinute: 10,
       agentQuestionsPerMinute: 10,
