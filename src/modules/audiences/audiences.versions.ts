@@ -212,7 +212,7 @@ function notPublishable(versionId: string, status: string) {
 }
 
 /**
- * `POST …/versions/{id}/publish` (docs/api.md, Publishing and rolling back versions):
+ * `POST …/versions/{id}/publish` (docs/api.md, Publishing, previewing and rolling back versions):
  * - a `draft` goes live (publishVersion: the live one is retired with obsoleteAt);
  * - the `published` one is answered as it is (a retry changes nothing);
  * - an `archived` one (it made a page once) is rolled back to: a new version n+1 is made with a
