@@ -285,6 +285,12 @@ const pages = group('Pages and forms', {
     description:
       'Memory each server process keeps published pages in (their HTML, gzip and br bytes), in MiB; the least recently used go first ([performance.md](performance.md#page-cache)).',
   }),
+  previewUrlMinutes: setting(wholeNumber(1, 10_080), {
+    env: 'PREVIEW_URL_MINUTES',
+    default: 60,
+    description:
+      'How long a version preview URL (`POST …/versions/{version_id}/preview`) works, in minutes ([api.md](api.md#publishing-previewing-and-rolling-back-versions-extension-of-the-interface)).',
+  }),
   pageMissesPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'PAGE_MISSES_PER_MINUTE',
     default: 120,

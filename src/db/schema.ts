@@ -56,6 +56,8 @@ export interface PagesTable {
   deleted_at: Timestamp | null;
   /** The status a restore returns the page to (`draft`/`published`); null unless archived (migration 0070). */
   status_before_archive: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Generated versions wait as drafts on a published page (0075; docs/api.md). */
+  review_before_publish: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** The transactional outbox: one row per domain event, written in the transaction of its cause. */

@@ -24,6 +24,7 @@ const ERROR_STATUS = {
   page_already_published: 409,
   page_not_archived: 409,
   version_not_publishable: 409,
+  version_not_previewable: 409,
   page_link_path_taken: 409,
   hostname_taken: 409,
   domain_limit_reached: 409,

@@ -457,10 +457,74 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the versions of an audience, newest first
+         * @description Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions).
+         */
+        get: operations["audiences.versions.list"];
         put?: never;
         /** Queue a new version of the audience for generation */
         post: operations["audiences.versions.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/pages/{page_id}/audiences/{audience_id}/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a version with its generated content and how it was made
+         * @description Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions).
+         */
+        get: operations["audiences.versions.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/pages/{page_id}/audiences/{audience_id}/versions/{version_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a draft version, or roll back to an archived one (a new version with its content)
+         * @description Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions). A draft goes live (200); the live version is answered as it is (200); an archived version that was generated is copied into a new version that goes live at once (201); any other status is 409 version_not_publishable.
+         */
+        post: operations["audiences.versions.publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/pages/{page_id}/audiences/{audience_id}/versions/{version_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A signed, expiring URL that shows the version as a visitor would see it
+         * @description Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions). Any version with content (draft, published, archived); 409 version_not_previewable for one not generated.
+         */
+        post: operations["audiences.versions.preview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1011,6 +1075,8 @@ export interface components {
             deletedAt: string | null;
             headerActionId?: string;
             metadata?: components["schemas"]["Metadata"];
+            /** @description Extension (docs/api.md, Publishing, previewing and rolling back versions): on a published page, a newly generated version waits as a draft for POST …/versions/{version_id}/publish (true) instead of going live by itself (false, the default). */
+            reviewBeforePublish?: boolean;
         };
         PageSearchItem: {
             audiencesCount: number;
@@ -1217,6 +1283,94 @@ export interface components {
              * @example 2026-11-22T15:32:00.000Z
              */
             queuedAt: string | null;
+        };
+        /** @description Extension: an AudienceVersion with how it was made and what it generated. */
+        AudienceVersionDetail: {
+            versionId: string;
+            audienceId: string;
+            versionNumber: number;
+            /**
+             * @description See docs/audience-versions.md for what each status means and how versions move.
+             * @enum {string}
+             */
+            status: "archived" | "cancelled" | "draft" | "pending" | "processing" | "published" | "queued";
+            isNewPageAgent: boolean;
+            supplementaryContext: string | null;
+            /** @description Time from queuedAt until a worker first took it. */
+            queueDurationMs: number | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            archivedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            becameDraftAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            cancelledAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            obsoleteAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            publishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            queuedAt: string | null;
+            generation: {
+                /** @description The generator that made the content (builtin-writer-v1, …). */
+                generator: string | null;
+                /** @description The model a model writer called. */
+                model: string | null;
+                inputTokens: number | null;
+                outputTokens: number | null;
+                /** @description How long the successful attempt took. */
+                durationMs: number | null;
+                attempts: number;
+                lastFailureReason: string | null;
+            };
+            content: {
+                /** @description application/vnd.audience-page.v2+json (or v1 for old versions). */
+                contentType: string;
+                sha256: string | null;
+                /** @description The generated page as stored. */
+                body: {
+                    [key: string]: unknown;
+                };
+            } | null;
+        };
+        VersionPreview: {
+            /** @description Signed URL of the rendered version; the URL is the credential. */
+            previewUrl: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            expiresAt: string;
         };
         Audience: {
             audienceId: string;
@@ -2135,6 +2289,8 @@ export interface operations {
                         name: string;
                         description: string;
                     }[];
+                    /** @description Extension (docs/api.md, Publishing, previewing and rolling back versions): on a published page, a newly generated version waits as a draft for POST …/versions/{version_id}/publish (true) instead of going live by itself (false, the default). */
+                    reviewBeforePublish?: boolean;
                 };
             };
         };
@@ -4797,6 +4953,84 @@ export interface operations {
             };
         };
     };
+    "audiences.versions.list": {
+        parameters: {
+            query?: {
+                /** @description Opaque; the `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Items per page, 1..100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hasMore: boolean;
+                        items: components["schemas"]["AudienceVersion"][];
+                        nextCursor: string | null;
+                        totalCount: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "audiences.versions.create": {
         parameters: {
             query?: never;
@@ -4832,6 +5066,288 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AudienceVersion"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.versions.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Extension: an AudienceVersion with how it was made and what it generated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceVersionDetail"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.versions.publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description As on POST /v0/person_logs: a retry of a rollback answers the first one, and copies nothing twice. */
+                    idempotencyKey?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceVersion"];
+                };
+            };
+            /** @description Rolled back: the new version, live, with the content. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceVersion"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "audiences.versions.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page_id: string;
+                audience_id: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty JSON object. */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionPreview"];
                 };
             };
             /** @description RFC 9457 problem details. */

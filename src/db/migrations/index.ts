@@ -24,6 +24,7 @@ import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
 import * as m0070 from './0070-page-lifecycle.js';
 import * as m0080 from './0080-audience-import.js';
+import * as m0075 from './0075-review-before-publish.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0065-console': m0065,
   '0070-page-lifecycle': m0070,
   '0080-audience-import': m0080,
+  '0075-review-before-publish': m0075,
 };

@@ -201,7 +201,8 @@ async function failVersion(tx: TenantScope, clock: Clock, job: VersionJob, { rea
 
 /**
  * Records a successful attempt: the version becomes a draft, an older draft is retired, and when
- * the page is published (or `publish` is set) the draft is published at once.
+ * the page is published and does not review versions first (or `publish` is set) the draft is
+ * published at once.
  */
 async function completeVersion(
   tx: TenantScope,
@@ -233,7 +234,8 @@ async function completeVersion(
   const pageId = await pageIdOf(tx, job.audience_id);
   await emitVersionEvent(tx, clock, 'page.version.processed', pageId, job.id, { outcome: 'draft' });
   const page = await findPage(tx, pageId);
-  if (publish || page?.status === 'published') {
+  // A published page takes its new versions live, unless its tenant reviews them first (0075).
+  if (publish || (page?.status === 'published' && !page.review_before_publish)) {
     await publishVersion(tx, clock, pageId, job.audience_id, job.id);
     return 'published';
   }

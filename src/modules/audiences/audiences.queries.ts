@@ -259,6 +259,7 @@ export async function findVersionGeneration(scope: TenantScope, versionId: strin
       'audience_versions.generation_ms',
       'audience_versions.attempts',
       'audience_versions.failure_reason',
+      'audience_versions.artifact',
     ])
     .where('audience_versions.id', '=', versionId)
     .executeTakeFirst();
@@ -294,4 +295,53 @@ export async function versionIdsByPageOperationKey(scope: TenantScope, pageId: s
     .orderBy('audience_versions.audience_id')
     .execute();
   return rows.map((row) => row.id);
+}
+
+const VERSIONS_NEWEST_FIRST = [{ ref: 'audience_versions.version_number', direction: 'desc' as const }];
+
+/** The audience's versions, newest (highest number) first, a keyset window at a time. */
+export async function listVersions(scope: TenantScope, audienceId: string, window: KeysetWindow) {
+  let query = scope
+    .selectFrom('audience_versions')
+    .select(VERSION_COLUMNS)
+    .where('audience_versions.audience_id', '=', audienceId);
+  if (window.after) query = query.where(keysetAfter(VERSIONS_NEWEST_FIRST, window.after));
+  return query
+    .orderBy('audience_versions.version_number', 'desc')
+    .limit(window.limit + 1)
+    .execute();
+}
+
+export async function countVersions(scope: TenantScope, audienceId: string): Promise<number> {
+  const row = await scope
+    .selectFrom('audience_versions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('audience_versions.audience_id', '=', audienceId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** A version with its stored artifact (publish, rollback, preview). */
+export async function findVersionWithArtifact(scope: TenantScope, versionId: string) {
+  return scope
+    .selectFrom('audience_versions')
+    .select([
+      ...VERSION_COLUMNS,
+      'audience_versions.artifact',
+      'audience_versions.generator',
+      'audience_versions.model',
+      'audience_versions.input_tokens',
+      'audience_versions.output_tokens',
+      'audience_versions.generation_ms',
+    ])
+    .where('audience_versions.id', '=', versionId)
+    .executeTakeFirst();
+}
+
+export async function updateVersion(
+  scope: TenantScope,
+  versionId: string,
+  changes: Updateable<AudienceVersionsTable>,
+): Promise<void> {
+  await scope.updateTable('audience_versions').set(changes).where('audience_versions.id', '=', versionId).execute();
 }

@@ -12,13 +12,25 @@ import {
   AudienceParams,
   AudiencePatchBody,
   AudienceRestoreBody,
+  AudienceVersionList,
   PageRegenerateBody,
+  VersionActionBody,
   VersionCreateBody,
+  VersionListQuery,
+  VersionParams,
+  VersionPublishBody,
 } from './audiences.schemas.js';
 import { regeneratePage } from './audiences.regenerate.js';
 import { createAudienceBatch } from './audiences.batch.js';
 import * as audiences from './audiences.service.js';
-import { createVersion } from './audiences.versions.js';
+import { previewUrl } from '../site/index.js';
+import {
+  createVersion,
+  getVersion,
+  listVersions,
+  previewableVersion,
+  publishOrRollBack,
+} from './audiences.versions.js';
 
 export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pager, clock } = app.ctx;
@@ -184,6 +196,109 @@ export const audiencesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         request.body,
       );
       return reply.code(created ? 201 : 200).send(version);
+    },
+  );
+
+  app.get(
+    '/pages/:page_id/audiences/:audience_id/versions',
+    {
+      schema: {
+        operationId: 'audiences.versions.list',
+        tags: ['Audiences (extension)'],
+        summary: 'List the versions of an audience, newest first',
+        description: 'Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions).',
+        params: AudienceParams,
+        querystring: VersionListQuery,
+        response: { 200: AudienceVersionList, ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { page_id: pageId, audience_id: audienceId } = request.params;
+      return pager.list(request.scope.tenantId, request.query, {
+        context: `audiences.versions.list:${pageId}:${audienceId}`,
+        fetch: (window) => listVersions(request.scope, pageId, audienceId, window),
+        keyOf: (v) => [v.versionNumber],
+      });
+    },
+  );
+
+  app.get(
+    '/pages/:page_id/audiences/:audience_id/versions/:version_id',
+    {
+      schema: {
+        operationId: 'audiences.versions.get',
+        tags: ['Audiences (extension)'],
+        summary: 'Get a version with its generated content and how it was made',
+        description: 'Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions).',
+        params: VersionParams,
+        response: { 200: Type.Ref('AudienceVersionDetail'), ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { page_id, audience_id, version_id } = request.params;
+      return getVersion(request.scope, page_id, audience_id, version_id);
+    },
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/:audience_id/versions/:version_id/publish',
+    {
+      schema: {
+        operationId: 'audiences.versions.publish',
+        tags: ['Audiences (extension)'],
+        summary: 'Publish a draft version, or roll back to an archived one (a new version with its content)',
+        description:
+          'Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions). A draft goes ' +
+          'live (200); the live version is answered as it is (200); an archived version that was generated is ' +
+          'copied into a new version that goes live at once (201); any other status is 409 version_not_publishable.',
+        params: VersionParams,
+        body: VersionPublishBody,
+        response: {
+          200: Type.Ref('AudienceVersion'),
+          201: Type.Ref('AudienceVersion', { description: 'Rolled back: the new version, live, with the content.' }),
+          409: Type.Ref('Problem'),
+          ...standardErrorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { page_id, audience_id, version_id } = request.params;
+      const result = await withIdempotency(
+        request.scope,
+        clock,
+        {
+          operation: 'audiences.versions.publish',
+          key: request.body.idempotencyKey,
+          body: { page_id, audience_id, version_id },
+        },
+        async (tx) => {
+          const { version, created } = await publishOrRollBack(tx, clock, page_id, audience_id, version_id);
+          return { status: created ? 201 : 200, body: version };
+        },
+      );
+      return sendIdempotent(reply, result);
+    },
+  );
+
+  app.post(
+    '/pages/:page_id/audiences/:audience_id/versions/:version_id/preview',
+    {
+      schema: {
+        operationId: 'audiences.versions.preview',
+        tags: ['Audiences (extension)'],
+        summary: 'A signed, expiring URL that shows the version as a visitor would see it',
+        description:
+          'Extension of the interface (docs/api.md, Publishing, previewing and rolling back versions). Any version ' +
+          'with content (draft, published, archived); 409 version_not_previewable for one not generated.',
+        params: VersionParams,
+        body: VersionActionBody,
+        response: { 200: Type.Ref('VersionPreview'), 409: Type.Ref('Problem'), ...standardErrorResponses },
+      },
+    },
+    async (request) => {
+      const { page_id, audience_id, version_id } = request.params;
+      await previewableVersion(request.scope, page_id, audience_id, version_id);
+      return previewUrl(app.ctx, `${request.protocol}://${request.host}`, request.scope.tenantId, version_id);
     },
   );
 

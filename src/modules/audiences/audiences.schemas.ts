@@ -37,6 +37,49 @@ export const AudienceVersion = Type.Object(
   { $id: 'AudienceVersion', ...strict },
 );
 
+export const AudienceVersionDetail = Type.Object(
+  {
+    ...AudienceVersion.properties,
+    generation: Type.Object(
+      {
+        generator: Nullable(
+          Type.String({ description: 'The generator that made the content (builtin-writer-v1, …).' }),
+        ),
+        model: Nullable(Type.String({ description: 'The model a model writer called.' })),
+        inputTokens: Nullable(Type.Integer({ minimum: 0 })),
+        outputTokens: Nullable(Type.Integer({ minimum: 0 })),
+        durationMs: Nullable(Type.Number({ minimum: 0, description: 'How long the successful attempt took.' })),
+        attempts: Type.Integer({ minimum: 0 }),
+        lastFailureReason: Nullable(Type.String()),
+      },
+      strict,
+    ),
+    content: Nullable(
+      Type.Object(
+        {
+          contentType: Type.String({ description: 'application/vnd.audience-page.v2+json (or v1 for old versions).' }),
+          sha256: Nullable(Type.String()),
+          body: Type.Record(Type.String(), Type.Unknown(), { description: 'The generated page as stored.' }),
+        },
+        { ...strict, description: 'What was generated; null until the version is generated (and if it never was).' },
+      ),
+    ),
+  },
+  {
+    $id: 'AudienceVersionDetail',
+    description: 'Extension: an AudienceVersion with how it was made and what it generated.',
+    ...strict,
+  },
+);
+
+const VersionPreview = Type.Object(
+  {
+    previewUrl: Type.String({ description: 'Signed URL of the rendered version; the URL is the credential.' }),
+    expiresAt: Timestamp,
+  },
+  { $id: 'VersionPreview', ...strict },
+);
+
 export const Audience = Type.Object(
   {
     audienceId: Type.String(),
@@ -74,6 +117,25 @@ export const Audience = Type.Object(
 
 export const AudienceListParams = Type.Object({ page_id: ResourceId }, strict);
 export const AudienceParams = Type.Object({ page_id: ResourceId, audience_id: ResourceId }, strict);
+export const VersionParams = Type.Object(
+  { page_id: ResourceId, audience_id: ResourceId, version_id: ResourceId },
+  strict,
+);
+export const VersionListQuery = Type.Object({ ...PaginationQuery }, strict);
+export const VersionActionBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
+export const VersionPublishBody = Type.Object(
+  {
+    idempotencyKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'As on POST /v0/person_logs: a retry of a rollback answers the first one, and copies nothing twice.',
+      }),
+    ),
+  },
+  strict,
+);
 export const AudienceListQuery = Type.Object({ ...PaginationQuery }, strict);
 export const AudienceRestoreBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
 export const VersionCreateBody = Type.Object(
@@ -257,9 +319,11 @@ export const AudiencePatchBody = Type.Object(audienceContent, strict);
 export const AudienceArchiveBody = Type.Object({}, { ...strict, description: 'An empty JSON object.' });
 
 export const AudienceList = Envelope(Type.Ref('Audience'), { $id: 'AudienceList' });
+export const AudienceVersionList = Envelope(Type.Ref('AudienceVersion'), { $id: 'AudienceVersionList' });
 
 export type AudienceVersion = Static<typeof AudienceVersion>;
 export type Audience = Static<typeof Audience>;
+export type AudienceVersionDetail = Static<typeof AudienceVersionDetail>;
 export type AudienceCreateBody = Static<typeof AudienceCreateBody>;
 export type AudiencePatchBody = Static<typeof AudiencePatchBody>;
 export type VersionCreateBody = Static<typeof VersionCreateBody>;
@@ -268,4 +332,11 @@ export type PageRegeneration = Static<typeof PageRegeneration>;
 export type AudienceBatchItem = Static<typeof AudienceBatchItem>;
 export type AudienceBatchResult = Static<typeof AudienceBatchResult>;
 
-export const audienceSchemas = [AudienceVersion, Audience, PageRegeneration, AudienceBatchResult];
+export const audienceSchemas = [
+  AudienceVersion,
+  AudienceVersionDetail,
+  VersionPreview,
+  Audience,
+  PageRegeneration,
+  AudienceBatchResult,
+];

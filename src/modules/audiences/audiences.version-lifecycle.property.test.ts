@@ -46,7 +46,9 @@ type Op =
   | { kind: 'advance'; ms: number }
   | { kind: 'archive' }
   | { kind: 'restore' }
-  | { kind: 'publishPage' };
+  | { kind: 'publishPage' }
+  /** POST …/versions/{id}/publish on one of the audience's versions: a draft, a rollback, or a refusal. */
+  | { kind: 'publishVersion'; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('create' as const), key: fc.constantFrom(null, 'a', 'b') }) },
@@ -60,6 +62,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'archive' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'restore' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'publishPage' as const }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('publishVersion' as const), pick: fc.nat(20) }) },
 );
 
 async function apply(o: Op, pageId: string, audienceId: string, archived: boolean) {
@@ -107,6 +110,34 @@ async function apply(o: Op, pageId: string, audienceId: string, archived: boolea
     case 'publishPage':
       await publishPageDrafts(tenant.scope, t.clock, pageId);
       return;
+    case 'publishVersion': {
+      const versions = await tenant.scope
+        .selectFrom('audience_versions')
+        .select(['id', 'status', 'artifact'])
+        .where('audience_id', '=', audienceId)
+        .orderBy('version_number')
+        .execute();
+      const version = versions[o.pick % versions.length]!;
+      const res = await t.request(tenant, {
+        method: 'POST',
+        url: `${url}/versions/${version.id}/publish`,
+        payload: {},
+      });
+      const expected =
+        version.status === 'published'
+          ? 200
+          : archived
+            ? 409
+            : version.status === 'draft'
+              ? 200
+              : version.status === 'archived' && version.artifact !== null
+                ? 201
+                : 409;
+      expect(res.statusCode).toBe(expected);
+      if (res.statusCode === 409 && !archived) expect(res.json().code).toBe('version_not_publishable');
+      if (res.statusCode < 300) expect(res.json().status).toBe('published');
+      return;
+    }
   }
 }
 
@@ -228,28 +259,37 @@ async function checkInvariants(pageId: string, audienceId: string) {
 describe('the version lifecycle under random operations', () => {
   it('keeps its invariants after every step', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.boolean(), fc.array(op, { minLength: 1, maxLength: 14 }), async (pagePublished, ops) => {
-        // finish what earlier runs left in the queue, so each run starts clean
-        for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
-        t.clock.advance(3_600_000);
-        for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
-        const pageId = await makePage(tenant.scope, t.clock, { status: pagePublished ? 'published' : 'draft' });
-        const { audienceId } = await makeAudience(tenant.scope, t.clock, { pageId });
-        let archived = false;
-        for (const o of ops) {
-          await apply(o, pageId, audienceId, archived);
-          if (o.kind === 'archive') archived = true;
-          if (o.kind === 'restore') archived = false;
-          await checkInvariants(pageId, audienceId);
-        }
-        const page = await tenant.scope
-          .selectFrom('pages')
-          .select('audiences_count')
-          .where('id', '=', pageId)
-          .executeTakeFirstOrThrow();
-        expect(page.audiences_count).toBe(1);
-      }),
+      fc.asyncProperty(
+        fc.boolean(),
+        fc.boolean(),
+        fc.array(op, { minLength: 1, maxLength: 14 }),
+        async (pagePublished, reviewBeforePublish, ops) => {
+          // finish what earlier runs left in the queue, so each run starts clean
+          for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
+          t.clock.advance(3_600_000);
+          for (let i = 0; i < 50 && (await worker(builtinWriter)); i++);
+          const pageId = await makePage(tenant.scope, t.clock, {
+            status: pagePublished ? 'published' : 'draft',
+            reviewBeforePublish,
+          });
+          const { audienceId } = await makeAudience(tenant.scope, t.clock, { pageId });
+          let archived = false;
+          for (const o of ops) {
+            await apply(o, pageId, audienceId, archived);
+            if (o.kind === 'archive') archived = true;
+            if (o.kind === 'restore') archived = false;
+            await checkInvariants(pageId, audienceId);
+          }
+          const page = await tenant.scope
+            .selectFrom('pages')
+            .select('audiences_count')
+            .where('id', '=', pageId)
+            .executeTakeFirstOrThrow();
+          expect(page.audiences_count).toBe(1);
+        },
+      ),
       { numRuns: 30 },
     );
-  });
+    // 30 runs of up to 14 API steps each: ~16 s on PostgreSQL on an idle machine, more when shared.
+  }, 120_000);
 });

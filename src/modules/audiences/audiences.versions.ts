@@ -1,15 +1,18 @@
 import { isUniqueViolation } from '../../db/errors.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { notFound } from '../../http/errors.js';
+import { json } from '../../db/json.js';
+import { conflict, notFound } from '../../http/errors.js';
+import type { KeysetWindow } from '../../http/pagination.js';
 import { isoNow, type Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { emitVersionEvent } from './audiences.events.js';
 import * as q from './audiences.queries.js';
-import type { AudienceVersion, VersionCreateBody } from './audiences.schemas.js';
+import type { AudienceVersion, AudienceVersionDetail, VersionCreateBody } from './audiences.schemas.js';
 import { audienceArchived, pageArchived, visiblePage } from './audiences.checks.js';
 import { toVersion } from './audiences.mapping.js';
 import { initialVersion, RUNNABLE_STATUSES } from './audiences.version-lifecycle.js';
 import { servingChanged } from '../serving/index.js';
+import { indexVersionPage } from '../agent/index.js';
 
 /** The channel that wakes the generation worker once a version is queued (scope.afterCommit). */
 export const VERSIONS_CHANNEL = 'audience-versions';
@@ -130,24 +133,182 @@ export async function publishPageDrafts(scope: TenantScope, clock: Clock, pageId
   });
 }
 
-/**
- * A version with how it was made and what it cost (docs/audience-versions.md#what-is-stored):
- * what `audience-pages version show` prints, until the version endpoint of the authoring issue.
- */
-export async function versionWithGeneration(scope: TenantScope, versionId: string) {
-  const row = await q.findVersionGeneration(scope, versionId);
-  if (row === undefined) throw notFound('audience version', versionId);
+/** The generation record of a version row (0025): who made it, how long it took, what it cost. */
+function generationOf(row: {
+  generator: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  generation_ms: number | null;
+  attempts: number;
+  failure_reason: string | null;
+}) {
   const count = (n: number | null) => (n === null ? null : Number(n));
   return {
-    ...toVersion(row),
-    generation: {
-      generator: row.generator,
-      model: row.model,
-      inputTokens: count(row.input_tokens),
-      outputTokens: count(row.output_tokens),
-      durationMs: count(row.generation_ms),
-      attempts: Number(row.attempts),
-      lastFailureReason: row.failure_reason,
-    },
+    generator: row.generator,
+    model: row.model,
+    inputTokens: count(row.input_tokens),
+    outputTokens: count(row.output_tokens),
+    durationMs: count(row.generation_ms),
+    attempts: Number(row.attempts),
+    lastFailureReason: row.failure_reason,
   };
+}
+
+/** The stored artifact as the API shows it: null for a version that never produced one. */
+function contentOf(artifact: Record<string, unknown> | null): AudienceVersionDetail['content'] {
+  if (artifact === null) return null;
+  const stored = artifact as { contentType?: string; sha256?: string; content?: Record<string, unknown> };
+  return {
+    contentType: stored.contentType ?? 'application/json',
+    sha256: stored.sha256 ?? null,
+    body: stored.content ?? {},
+  };
+}
+
+/**
+ * A version with how it was made, what it cost and what it generated
+ * (docs/audience-versions.md#what-is-stored): `GET …/versions/{id}` and `version show`.
+ */
+export async function versionWithGeneration(scope: TenantScope, versionId: string): Promise<AudienceVersionDetail> {
+  const row = await q.findVersionGeneration(scope, versionId);
+  if (row === undefined) throw notFound('audience version', versionId);
+  return { ...toVersion(row), generation: generationOf(row), content: contentOf(row.artifact) };
+}
+
+/** The version `versionId` of the audience of the page (404 for anything else, other tenants' ids included). */
+async function versionOnAudience(scope: TenantScope, pageId: string, audienceId: string, versionId: string) {
+  await visiblePage(scope, pageId);
+  const audience = await q.findAudience(scope, pageId, audienceId);
+  if (audience === undefined) throw notFound('audience', audienceId);
+  const version = await q.findVersion(scope, versionId);
+  if (version === undefined || version.audience_id !== audienceId) throw notFound('audience version', versionId);
+  return version;
+}
+
+/** `GET …/versions`: the audience's versions, newest first. */
+export async function listVersions(scope: TenantScope, pageId: string, audienceId: string, window: KeysetWindow) {
+  await visiblePage(scope, pageId);
+  if ((await q.findAudience(scope, pageId, audienceId)) === undefined) throw notFound('audience', audienceId);
+  const [rows, totalCount] = await Promise.all([
+    q.listVersions(scope, audienceId, window),
+    q.countVersions(scope, audienceId),
+  ]);
+  return { items: rows.map(toVersion), totalCount };
+}
+
+/** `GET …/versions/{id}`. */
+export async function getVersion(scope: TenantScope, pageId: string, audienceId: string, versionId: string) {
+  await versionOnAudience(scope, pageId, audienceId, versionId);
+  return versionWithGeneration(scope, versionId);
+}
+
+function notPublishable(versionId: string, status: string) {
+  return conflict(
+    'version_not_publishable',
+    `Version "${versionId}" is ${status}: only a draft can be published, or an archived version rolled back to.`,
+    { versionStatus: status },
+  );
+}
+
+/**
+ * `POST …/versions/{id}/publish` (docs/api.md, Publishing, previewing and rolling back versions):
+ * - a `draft` goes live (publishVersion: the live one is retired with obsoleteAt);
+ * - the `published` one is answered as it is (a retry changes nothing);
+ * - an `archived` one (it made a page once) is rolled back to: a new version n+1 is made with a
+ *   copy of its content and published at once; a version still being generated is superseded,
+ *   so it cannot go live over the rollback;
+ * - `queued`, `pending`, `processing`, `cancelled`: 409 version_not_publishable.
+ */
+export async function publishOrRollBack(
+  scope: TenantScope,
+  clock: Clock,
+  pageId: string,
+  audienceId: string,
+  versionId: string,
+): Promise<{ version: AudienceVersion; created: boolean }> {
+  return scope.transaction(async (tx) => {
+    const page = await visiblePage(tx, pageId);
+    const audience = await q.findAudience(tx, pageId, audienceId, { lock: true });
+    if (audience === undefined) throw notFound('audience', audienceId);
+    const version = await q.findVersionWithArtifact(tx, versionId);
+    if (version === undefined || version.audience_id !== audienceId) throw notFound('audience version', versionId);
+    if (version.status === 'published') return { version: toVersion(version), created: false };
+    if (page.status === 'archived') throw pageArchived(pageId);
+    if (audience.archived_at !== null) throw audienceArchived(audienceId);
+    if (version.status === 'draft') {
+      await publishVersion(tx, clock, pageId, audienceId, versionId);
+      return { version: toVersion((await q.findVersion(tx, versionId))!), created: false };
+    }
+    if (version.status !== 'archived' || version.artifact === null) throw notPublishable(versionId, version.status);
+    return { version: await rollBackTo(tx, clock, pageId, version), created: true };
+  });
+}
+
+/**
+ * A rollback: version n+1 of the audience carrying the content of `source` (an archived version),
+ * moved through the table like any version (created queued, claimed, generated, published) in
+ * one transaction, with the same events; `page.version.processed` says `rollbackOf`.
+ */
+async function rollBackTo(
+  tx: TenantScope,
+  clock: Clock,
+  pageId: string,
+  source: NonNullable<Awaited<ReturnType<typeof q.findVersionWithArtifact>>>,
+): Promise<AudienceVersion> {
+  const copy = await createVersionIn(tx, clock, { pageId, audienceId: source.audience_id, operationKey: null });
+  const now = isoNow(clock);
+  await q.updateVersion(tx, copy.versionId, {
+    is_new_page_agent: source.is_new_page_agent,
+    supplementary_context: source.supplementary_context,
+  });
+  const queued = { id: copy.versionId, status: 'queued' };
+  if (!(await q.applyTransition(tx, queued, 'claim', now, { queue_duration_ms: 0, attempts: 1 }))) {
+    throw new Error(`version ${copy.versionId} left the queue inside its creating transaction`);
+  }
+  await q.applyTransition(tx, { id: copy.versionId, status: 'processing' }, 'generated', now, {
+    artifact: json(source.artifact),
+    generator: source.generator,
+    model: source.model,
+  });
+  const artifact = source.artifact as { content?: Record<string, unknown> };
+  await indexVersionPage(tx, copy.versionId, artifact.content ?? {});
+  for (const older of await q.versionsInStatus(tx, source.audience_id, ['draft'])) {
+    if (older.id !== copy.versionId) await q.applyTransition(tx, older, 'retire', now);
+  }
+  await emitVersionEvent(tx, clock, 'page.version.processed', pageId, copy.versionId, {
+    outcome: 'draft',
+    rollbackOf: source.id,
+  });
+  await publishVersion(tx, clock, pageId, source.audience_id, copy.versionId);
+  return toVersion((await q.findVersion(tx, copy.versionId))!);
+}
+
+/**
+ * `POST …/versions/{id}/preview` checks that the version is one of the audience's that has content
+ * (draft, published, archived); the route then signs its URL (site module).
+ */
+export async function previewableVersion(
+  scope: TenantScope,
+  pageId: string,
+  audienceId: string,
+  versionId: string,
+): Promise<void> {
+  await versionOnAudience(scope, pageId, audienceId, versionId);
+  const version = (await q.findVersionWithArtifact(scope, versionId))!;
+  if (version.artifact === null) {
+    throw conflict(
+      'version_not_previewable',
+      `Version "${versionId}" is ${version.status} and has no content: only a generated version can be previewed.`,
+      { versionStatus: version.status },
+    );
+  }
+}
+
+/** The page and audience of a version of the tenant (the CLI names a version alone). */
+export async function versionPath(scope: TenantScope, versionId: string) {
+  const version = await q.findVersion(scope, versionId);
+  if (version === undefined) throw notFound('audience version', versionId);
+  const audience = (await q.findAudienceById(scope, version.audience_id))!;
+  return { pageId: audience.page_id, audienceId: audience.id, versionId };
 }

@@ -26,6 +26,7 @@ const PAGE_COLUMNS = [
   'pages.archived_at',
   'pages.deleted_at',
   'pages.status_before_archive',
+  'pages.review_before_publish',
 ] as const;
 
 /** Newest first; ids are time-ordered, so the id alone is the sort key. */

@@ -147,6 +147,13 @@ export const MetadataPatch = Type.Partial(
   { additionalProperties: false },
 );
 
+const ReviewBeforePublish = Type.Boolean({
+  description:
+    'Extension (docs/api.md, Publishing, previewing and rolling back versions): on a published page, a newly ' +
+    'generated version waits as a draft for POST …/versions/{version_id}/publish (true) instead of going live by ' +
+    'itself (false, the default).',
+});
+
 export const Page = Type.Object(
   {
     pageId: Type.String(),
@@ -167,6 +174,7 @@ export const Page = Type.Object(
     deletedAt: NullableTimestamp,
     headerActionId: Type.Optional(Type.String()),
     metadata: Type.Optional(Type.Ref('Metadata')),
+    reviewBeforePublish: Type.Optional(ReviewBeforePublish),
   },
   { $id: 'Page', ...strict },
 );
@@ -182,6 +190,7 @@ const pagePatchFields = {
   pageContext: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.pageContext })),
   pageType: Type.Optional(PageType),
   scripts: Type.Optional(Type.Array(PageScript, { maxItems: PAGE_LIMITS.scripts })),
+  reviewBeforePublish: Type.Optional(ReviewBeforePublish),
 };
 
 export const PagePatchBody = Type.Object(pagePatchFields, strict);

@@ -60,6 +60,7 @@ function toPage(row: q.PageRow): Page {
     archivedAt: row.archived_at,
     deletedAt: row.deleted_at,
     metadata: row.metadata as Metadata,
+    reviewBeforePublish: Boolean(row.review_before_publish),
   };
   if (row.header_action_id !== null) page.headerActionId = row.header_action_id;
   return page;
@@ -231,6 +232,7 @@ async function applyPatch(tx: TenantScope, clock: Clock, row: q.PageRow, patch: 
   if (patch.actionCardWidgets !== undefined) changes.action_card_widgets = json(patch.actionCardWidgets);
   if (patch.footerLinks !== undefined) changes.footer_links = json(patch.footerLinks);
   if (patch.scripts !== undefined) changes.scripts = json(patch.scripts);
+  if (patch.reviewBeforePublish !== undefined) changes.review_before_publish = patch.reviewBeforePublish;
 
   let actions = row.actions as StoredAction[];
   if (patch.actions !== undefined) {
@@ -303,6 +305,7 @@ export interface NewPage {
   /** Index into `actions` of the header action. */
   headerActionIndex?: number;
   deleted?: boolean;
+  reviewBeforePublish?: boolean;
 }
 
 /** A page made by the operator side (demo, tests); the API's create is `createPageFromApi`. */
@@ -330,6 +333,7 @@ export async function createPage(scope: TenantScope, clock: Clock, input: NewPag
     archived_at: input.status === 'archived' ? now : null,
     deleted_at: input.deleted ? now : null,
     status_before_archive: null,
+    review_before_publish: input.reviewBeforePublish ?? false,
   };
   withinSizeLimit(toPage(page));
   await q.insertPage(scope, {

@@ -17,17 +17,29 @@ const ERROR_STYLE =
 /** The policy of the runtime's own small pages (errors): no script, only their own style. */
 const ERROR_PAGE_CSP = `default-src 'none'; style-src ${cspHash(ERROR_STYLE)}; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
 
-const MESSAGES: Record<number, { title: string; text: string }> = {
+const MESSAGES: Record<number | string, { title: string; text: string }> = {
   404: { title: 'Page not found', text: 'There is no page at this address. Check the link you were given.' },
   405: { title: 'Not allowed', text: 'This address only serves pages.' },
   410: { title: 'Page no longer available', text: 'This page has been taken down by its owner.' },
   429: { title: 'Too many requests', text: 'Please wait a moment and try again.' },
   500: { title: 'Something went wrong', text: 'Please try again in a moment.' },
+  'preview-invalid': {
+    title: 'Preview link not valid',
+    text: 'This preview link is incomplete or was changed. Ask for a new preview link.',
+  },
+  'preview-expired': {
+    title: 'Preview link expired',
+    text: 'This preview link has expired. Ask for a new preview link.',
+  },
 };
 
+/** The variants of a status with their own words (a preview link that was changed, or expired). */
+export type ErrorPageKind = 'preview-invalid' | 'preview-expired';
+
 /** The runtime's own small page for a visitor (no tenant content, no script). */
-function renderErrorPage(status: number): string {
-  const message = MESSAGES[status] ?? MESSAGES[status >= 500 ? 500 : 404]!;
+function renderErrorPage(status: number, kind?: ErrorPageKind): string {
+  const message =
+    (kind === undefined ? undefined : MESSAGES[kind]) ?? MESSAGES[status] ?? MESSAGES[status >= 500 ? 500 : 404]!;
   return (
     '<!doctype html>' +
     renderToStaticMarkup(
@@ -51,12 +63,13 @@ function renderErrorPage(status: number): string {
   );
 }
 
-const rendered = new Map<number, string>();
+const rendered = new Map<string, string>();
 
-/** Answers with the error page of `status`; nobody may keep it (`no-store`). */
-export function sendErrorPage(reply: FastifyReply, status: number): FastifyReply {
-  let html = rendered.get(status);
-  if (html === undefined) rendered.set(status, (html = renderErrorPage(status)));
+/** Answers with the error page of `status` (in its `kind`'s words); nobody may keep it (`no-store`). */
+export function sendErrorPage(reply: FastifyReply, status: number, kind?: ErrorPageKind): FastifyReply {
+  const key = `${status} ${kind ?? ''}`;
+  let html = rendered.get(key);
+  if (html === undefined) rendered.set(key, (html = renderErrorPage(status, kind)));
   return htmlHeaders(reply.code(status).header('cache-control', 'no-store'), ERROR_PAGE_CSP).send(html);
 }
 

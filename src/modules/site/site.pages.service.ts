@@ -6,7 +6,8 @@ import { normalizePath } from '../page-links/index.js';
 import type { ServingRevisions } from '../serving/index.js';
 import { PageCache, type RenderedEntry } from './site.cache.js';
 import { pageModel, type PageModel } from './site.model.js';
-import { findArtifact } from './site.queries.js';
+import { findArtifact, findPreviewVersion } from './site.queries.js';
+import { PREVIEW_STATIC } from './site.preview.js';
 import { renderPage, type FormState, type RenderAssets } from './site.render.js';
 import { resolvePage, type Resolution } from './site.resolve.js';
 import type { PageSigner } from './site.tokens.js';
@@ -135,6 +136,26 @@ export class PageService {
       { origin, viewToken: this.signer.viewToken(tenantId, audienceId), assets: this.assets },
       formState,
     );
+  }
+
+  /**
+   * A version of the tenant rendered for a preview (any status that has content): never cached,
+   * with the preview marker and no view token (no visit, no session). Its images are served on
+   * the API host at `/_ap/preview-img/<tenantId>/…` (the same signatures). Null when the version
+   * has no content or is not there.
+   */
+  async preview(tenantId: string, versionId: string, origin: string) {
+    const row = await findPreviewVersion(this.#scope(tenantId), versionId);
+    if (row?.artifact === null || row === undefined) return null;
+    const model = pageModel(row.artifact, (_kind, id) =>
+      this.signer.imagePath(tenantId, id).replace('/_ap/img/', `/_ap/preview-img/${tenantId}/`),
+    );
+    const label = `version ${Number(row.version_number)} (${row.status})`;
+    const assets = {
+      stylesheet: this.assets.stylesheet.replace('/_ap/', PREVIEW_STATIC),
+      script: this.assets.script.replace('/_ap/', PREVIEW_STATIC),
+    };
+    return renderPage(model, { origin, viewToken: '', assets, preview: { label } });
   }
 
   /**

@@ -114,3 +114,29 @@ export async function findServedVersion(scope: TenantScope, audienceId: string) 
     .where('pages.status', '!=', 'archived')
     .executeTakeFirst();
 }
+
+/**
+ * A version of the tenant to preview, whatever its status, with its artifact: only while its
+ * audience's page is not deleted (a deleted page disappears everywhere).
+ */
+export async function findPreviewVersion(scope: TenantScope, versionId: string) {
+  return scope
+    .selectFrom('audience_versions')
+    .innerJoin('audiences', (join) =>
+      join
+        .onRef('audiences.id', '=', 'audience_versions.audience_id')
+        .onRef('audiences.tenant_id', '=', 'audience_versions.tenant_id'),
+    )
+    .innerJoin('pages', (join) =>
+      join.onRef('pages.id', '=', 'audiences.page_id').onRef('pages.tenant_id', '=', 'audiences.tenant_id'),
+    )
+    .select([
+      'audience_versions.artifact',
+      'audience_versions.version_number',
+      'audience_versions.status',
+      'audience_versions.audience_id',
+    ])
+    .where('audience_versions.id', '=', versionId)
+    .where('pages.deleted_at', 'is', null)
+    .executeTakeFirst();
+}

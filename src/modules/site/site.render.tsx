@@ -32,6 +32,11 @@ export interface RenderContext {
   /** Signed reference of the page's audience for the page script (site.tokens.ts). */
   viewToken: string;
   assets: RenderAssets;
+  /**
+   * A preview of a version (site.preview.routes.ts): the page with a visible marker saying so, and
+   * without the view token, so its script records no visit and no session.
+   */
+  preview?: { label: string };
 }
 
 export interface RenderedPage {
@@ -94,7 +99,7 @@ function Head({ head, ctx, absolute }: { head: HeadModel; ctx: RenderContext; ab
       {head.twitter.map(([name, content]) => (
         <meta name={name} content={name === 'twitter:image' ? absolute(content) : content} />
       ))}
-      <meta name="ap-view" content={ctx.viewToken} />
+      {ctx.preview === undefined && <meta name="ap-view" content={ctx.viewToken} />}
       <link rel="stylesheet" href={ctx.assets.stylesheet} />
       <Script code={loaderScript(ctx.assets.script)} />
     </head>
@@ -351,16 +356,31 @@ function AgentWidget({ viewToken }: { viewToken: string }) {
   );
 }
 
+/** The marker across the top of a preview: not the live page (inline style: no stylesheet change). */
+function PreviewMarker({ label }: { label: string }) {
+  return (
+    <div
+      class="ap-preview-marker"
+      role="status"
+      style="position:sticky;top:0;z-index:1000;background:#7c2d12;color:#fff;font:600 14px/1.4 system-ui,sans-serif;padding:.5rem 1rem;text-align:center"
+    >
+      Preview — {label} — not what visitors see until it is published
+    </div>
+  );
+}
+
 function Body({
   model,
   scripts,
   formState,
   viewToken,
+  preview,
 }: {
   model: PageModel;
   scripts: string[];
   formState: FormState | null;
   viewToken: string;
+  preview?: { label: string } | undefined;
 }) {
   const others = model.actions.filter((a) => a !== model.headerAction || a.form !== null);
   const nextSteps = others.length > 0 && (
@@ -376,6 +396,7 @@ function Body({
   const widgets = model.widgets.map((widget, index) => <Widget widget={widget} index={index} />);
   return (
     <body>
+      {preview !== undefined && <PreviewMarker label={preview.label} />}
       <a class="ap-skip" href="#main">
         Skip to content
       </a>
@@ -440,7 +461,7 @@ export function renderPage(model: PageModel, ctx: RenderContext, formState: Form
     renderToStaticMarkup(
       <html lang="en" style={accentStyle(model.accent)}>
         <Head head={model.head} ctx={ctx} absolute={absolute} />
-        <Body model={model} scripts={scripts} formState={formState} viewToken={ctx.viewToken} />
+        <Body model={model} scripts={scripts} formState={formState} viewToken={ctx.viewToken} preview={ctx.preview} />
       </html>,
     );
   return { html, csp: contentSecurityPolicy([cspHash(loaderScript(ctx.assets.script)), ...scripts.map(cspHash)]) };

@@ -13,6 +13,7 @@ import { formRoutes } from './site.forms.routes.js';
 import { ON_PAGE_HOSTS, pageHostConstraint, type VisitorSide } from './site.page-host.js';
 import { pageRoutes } from './site.pages.routes.js';
 import { observePageCache } from './site.metrics.js';
+import { previewRoutes } from './site.preview.routes.js';
 import { PageService } from './site.pages.service.js';
 import { staticAssets } from './site.static.js';
 import { PageSigner } from './site.tokens.js';
@@ -80,6 +81,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   await app.register(collectRoutes, visitor);
   await app.register(formRoutes, visitor);
   await app.register(agentRoutes, visitor);
+  await app.register(previewRoutes, visitor);
 
   // Everything else on a page host: only pages live here.
   app.route({

@@ -11,6 +11,9 @@ const MAC_BYTES = 16;
  *   that tenant, and nothing else (an audience never published on a page cannot be named);
  * - image path `/_ap/img/<fileId|assetId>/<mac>`: serves that image of the tenant on the tenant's
  *   hosts, and no other file (file ids alone are not enough).
+ *
+ * And one signature that expires, never part of a page: the preview URL of a version
+ * (`/_ap/preview/<tenantId>/<versionId>?expires=<unix s>&signature=<mac>`, on the API host).
  */
 export class PageSigner {
   readonly #secret: Buffer;
@@ -51,5 +54,15 @@ export class PageSigner {
 
   checkImage(tenantId: string, id: string, mac: string): boolean {
     return this.#equal(mac, this.#mac('image', tenantId, id));
+  }
+
+  /** The query of a preview URL of the tenant's version, valid until `expires` (Unix seconds). */
+  preview(tenantId: string, versionId: string, expires: number): string {
+    return `expires=${expires}&signature=${this.#mac('preview', tenantId, versionId, String(expires))}`;
+  }
+
+  /** Whether `signature` is the preview signature of exactly this tenant, version and expiry. */
+  checkPreview(tenantId: string, versionId: string, expires: string, signature: string): boolean {
+    return this.#equal(signature, this.#mac('preview', tenantId, versionId, expires));
   }
 }
