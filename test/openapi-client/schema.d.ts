@@ -1919,6 +1919,8 @@ export interface operations {
                         name: string;
                         description: string;
                     }[];
+                    /** @description Extension (docs/api.md, Publishing, previewing and rolling back versions): on a published page, a newly generated version waits as a draft for POST …/versions/{version_id}/publish (true) instead of going live by itself (false, the default). */
+                    reviewBeforePublish?: boolean;
                     title?: string;
                     idempotencyKey?: string;
                 };
