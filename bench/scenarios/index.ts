@@ -3,6 +3,7 @@ import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { backgroundScenario } from './background.js';
 import { formsScenario } from './forms.js';
+import { generationScenario } from './generation.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
 import { siteScenario } from './site.js';
@@ -19,5 +20,6 @@ export const scenarios: BenchScenario[] = [
   siteScenario,
   backgroundScenario,
   formsScenario,
+  generationScenario,
   soakScenario,
 ];
