@@ -53,7 +53,7 @@ export interface AgentModel {
 }
 
 /** What the answer of a question was made with; `fallback`: why the model's answer was not used. */
-export interface AnsweredBy {
+interface AnsweredBy {
   by: 'model' | 'extract';
   fallback?: string;
 }
