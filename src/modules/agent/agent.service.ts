@@ -121,13 +121,18 @@ export async function* askQuestion(
   }
   const pending = await scope.transaction((tx) => storeQuestion(tx, clock, input, rules, null));
   let answer: (Answer & AnsweredBy) | null = null;
+  const progress = { sent: '' };
   try {
-    const attempt = yield* modelAnswer(scope, input, passages, model, rules);
+    const attempt = yield* modelAnswer(scope, input, passages, model, rules, progress);
     answer = 'fallback' in attempt ? { ...extractive(), by: 'extract', fallback: attempt.fallback } : attempt;
     return answer;
   } finally {
-    // Also when the reader left half-way: what was answered is stored.
-    const stored = answer ?? { ...extractive(), by: 'extract' as const };
+    // Also when the reader left half-way: what they were shown by then is stored (cut short: "…").
+    const stored =
+      answer ??
+      (progress.sent.trim() !== ''
+        ? { text: `${progress.sent.trim()}…`, sources: sourcesOf(passages), answered: true }
+        : extractive());
     await scope.transaction(async (tx) => {
       if (pending.answerMessageId !== null) {
         await q.completeMessage(tx, pending.answerMessageId, stored.text, stored.sources);
@@ -225,6 +230,7 @@ async function* modelAnswer(
   passages: RankedPassage[],
   model: AgentModel,
   rules: AskRules,
+  progress: { sent: string },
 ): AsyncGenerator<string, (Answer & AnsweredBy) | { fallback: string }> {
   const { page } = input;
   const allowed = page.actions.map((a) => a.href);
@@ -253,7 +259,10 @@ async function* modelAnswer(
         }
         decided = true;
         if (start.startsWith(NO_ANSWER)) break;
-        if (shown !== '') yield shown;
+        if (shown !== '') {
+          progress.sent += shown;
+          yield shown;
+        }
       }
       if (out === '') continue;
       if (shown.length + out.length > rules.answerMaxChars) {
@@ -261,6 +270,7 @@ async function* modelAnswer(
         break;
       }
       shown += out;
+      progress.sent += out;
       yield out;
     }
   } catch (error) {
@@ -272,21 +282,32 @@ async function* modelAnswer(
   if (!stopped) {
     const rest = filter.end();
     if (filter.leaks()) return { fallback: 'the model repeated its instructions' };
-    if (!decided && shown !== '') yield shown;
+    if (!decided && shown !== '') {
+      progress.sent += shown;
+      yield shown;
+    }
     if (shown.length + rest.length <= rules.answerMaxChars) {
       shown += rest;
-      if (rest !== '') yield rest;
+      if (rest !== '') {
+        progress.sent += rest;
+        yield rest;
+      }
     } else stopped = true;
   }
   const text = stopped ? capped(shown, rules.answerMaxChars) : shown.trim();
   if (text === '') return { fallback: 'the model gave an empty answer' };
+  return { text, sources: sourcesOf(passages), answered: true, by: 'model' };
+}
+
+/** The passages given to the model, as sources (each label once). */
+function sourcesOf(passages: RankedPassage[]): AgentMessageSource[] {
   const sources: AgentMessageSource[] = [];
   for (const p of passages) {
     if (!sources.some((s) => s.kind === p.source_kind && s.label === p.label)) {
       sources.push({ kind: p.source_kind, label: p.label });
     }
   }
-  return { text, sources, answered: true, by: 'model' };
+  return sources;
 }
 
 /** A session's conversation, oldest first (the session is known to be the page's). */

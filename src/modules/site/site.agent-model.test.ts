@@ -161,6 +161,48 @@ describe('answers from the model', () => {
     expect(done.sources).toContainEqual({ kind: 'topic_entry', label: 'Pricing' });
   });
 
+  it('a visitor who leaves half-way ends the provider call, and what was answered by then is stored', async () => {
+    if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const token = await startSession();
+    fake.answer({
+      stream: ['Yes, ', 'there ', 'is ', 'a ', 'free ', 'trial ', 'of ', '14 ', 'days.'],
+      chunkDelayMs: 500,
+    });
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/_ap/ask',
+          method: 'POST',
+          headers: { host: HOST, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.on('data', () => {
+            req.destroy(); // the visitor leaves at the first words
+            resolve();
+          });
+          res.on('error', () => undefined);
+        },
+      );
+      req.on('error', () => undefined);
+      setTimeout(() => reject(new Error('no answer began')), 5_000);
+      req.end(JSON.stringify({ v: view, q: 'Is there a free trial?', s: token }));
+    });
+    const left = Date.now();
+    await expect.poll(() => fake.inFlight, { timeout: 2_000, interval: 50 }).toBe(0);
+    expect(Date.now() - left).toBeLessThan(2_000); // the model had 3 s more to write
+    const stored = async () =>
+      (
+        await t.request(alice, {
+          method: 'GET',
+          url: `/v0/pages/${pageId}/audience_sessions/${token.split('.')[0]}/messages`,
+        })
+      ).json().items as { role: string; content: string }[];
+    await expect.poll(async () => (await stored())[1]?.content ?? '', { timeout: 2_000 }).toMatch(/^Yes,/);
+  });
+
   it("sends the passage with the answer, never another tenant's, with the rules alone as the system message", async () => {
     fake.answer({ stream: ['Yes, 14 days.'] });
     const question = 'Is there a free trial?';

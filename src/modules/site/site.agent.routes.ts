@@ -57,7 +57,8 @@ async function* answerLines(
     // the reader left: the answer ends (and is stored) now
     if (!step.done) await rest.return(undefined as never);
   }
-  const answer = step.value;
+  const answer = step.value as Answer | undefined;
+  if (answer === undefined) return; // ended early: the visitor left
   noteFallback(log, answer);
   yield `${JSON.stringify({
     t: 'done',
@@ -176,8 +177,10 @@ export const agentRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenant
         if (error instanceof AppError && error.status < 500) return refuse(request, reply, json, error, question);
         throw error;
       }
-      const { page } = outcome;
+      const { page, answer: stream } = outcome;
       if (json) {
+        // A visitor who leaves before the stream is read ends the answer too (its provider slot is freed, it is stored).
+        reply.raw.once('close', () => void stream.return(undefined as never).catch(() => undefined));
         return reply
           .code(200)
           .header('content-type', 'application/x-ndjson; charset=utf-8')
