@@ -30,7 +30,7 @@ import { startServerProcess } from '../process.js';
  * generated exactly once and every event delivered at least once. Visitors also submit a page's
  * form (issue 12): every submission that committed ends in exactly one enrichment event.
  * Versions are written by the model writer against the fake OpenAI-compatible provider (issue
- * 24), whose answers take a few hundred milliseconds, so kills land while calls are in flight:
+ * 24), whose answers take over a second, so kills land while calls are in flight:
  * a call whose answer died with the process is made again, and the version is still stored once.
  *
  * Runs with `npm run test:crash` (its own vitest config), on SQLite and PostgreSQL.
@@ -50,8 +50,8 @@ beforeAll(async () => {
   database = await createTestDatabase();
   receiver = await startReceiver(CANARY, () => ({ status: 200 }));
   provider = await FakeOpenAI.start();
-  // Every call answers a valid page after 400 ms: kills (at random moments) land mid-call.
-  provider.otherwise = { content: MODEL_COPY, delayMs: 400 };
+  // Every call answers a valid page after 1.2 s: kills (at random moments) land mid-call.
+  provider.otherwise = { content: MODEL_COPY, delayMs: 1_200 };
 });
 afterAll(async () => {
   await server?.stop('SIGKILL');
@@ -244,7 +244,16 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
         outcomes.push({ op, id: await send(baseUrl, apiKey, op) });
       }
     });
-    // A random moment: sometimes right after start, sometimes well into the load.
+    // A random moment: sometimes right after start, sometimes well into the load. Most rounds wait
+    // for the generation worker's first provider call first (its thread takes a while to start
+    // under load), so the kill can land while a call is in flight.
+    const callsBefore = provider.requests.length;
+    const started = Date.now();
+    if (round % 4 !== 0) {
+      while (provider.requests.length === callsBefore && Date.now() - started < 8_000) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
     await new Promise((r) => setTimeout(r, 200 + Math.random() * 1_500));
     await server.stop('SIGKILL');
     running = false;
@@ -404,7 +413,7 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
   server = null;
   console.log(
     `${ENGINE}: ${ROUNDS} kills, ${outcomes.length} writes (${unknown.length} unanswered), ` +
-      `${versions.length} versions (${provider.requests.length} provider calls), ${submissions.length} form submissions, ${eventIds.length} events, ` +
+      `${versions.length} versions (${provider.requests.length} provider calls, ${provider.abandoned} cut off by a kill), ${submissions.length} form submissions, ${eventIds.length} events, ` +
       `${receiver.requests.length} deliveries`,
   );
 }, 240_000);

@@ -42,6 +42,8 @@ export class FakeOpenAI {
   /** Requests being answered now, and the most there ever were at once (concurrency limits). */
   inFlight = 0;
   maxInFlight = 0;
+  /** Requests whose caller hung up before the answer was complete (a timeout, a killed process). */
+  abandoned = 0;
   /** The answer when no scripted one is left. */
   otherwise: FakeAnswer = { status: 500, message: 'no answer scripted' };
   readonly #queue: FakeAnswer[] = [];
@@ -100,6 +102,7 @@ export class FakeOpenAI {
     res.once('close', () => {
       closed = true;
       this.inFlight--;
+      if (!res.writableFinished) this.abandoned++;
     });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
