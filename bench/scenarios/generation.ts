@@ -141,6 +141,8 @@ async function run(ctx: BenchContext) {
         overBound: `${Math.round((seconds / bound - 1) * 1000) / 10} % (goal ≤ 10 %)`,
         providerCalls: fake.requests.length,
         maxCallsInFlight: fake.maxInFlight,
+        // below LLM_CONCURRENCY: slots held by the worker's own work (reading inputs, storing and publishing)
+        averageCallsInFlight: Math.round(((fake.requests.length * CALL_MS) / 1000 / seconds) * 10) / 10,
         versionsByModel: ready,
         workerCpuMsPerVersion: Math.round(cpuMicros / total / 10) / 100,
         // near 1 (or the machine's free share of a core): the worker was CPU-bound, not waiting on the provider
