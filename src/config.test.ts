@@ -70,6 +70,7 @@ describe('parseConfig', () => {
       llmBaseUrl: null,
       llmApiKey: null,
       llmModel: null,
+      llmAgentModel: null,
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
@@ -262,6 +263,11 @@ describe('parseConfig', () => {
       /without credentials/,
     );
     expect(() => parseConfig({ LLM_CONCURRENCY: '0' })).toThrow(/LLM_CONCURRENCY/);
+    // the on-page agent may use another model of the same endpoint (issue 25)
+    expect(parseConfig({ LLM_BASE_URL: 'http://h/v1', LLM_MODEL: 'big', LLM_AGENT_MODEL: 'small' })).toMatchObject({
+      llmModel: 'big',
+      llmAgentModel: 'small',
+    });
   });
 
   it('reads DNS_SERVERS as address:port entries (the system resolver when unset)', () => {

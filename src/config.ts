@@ -378,6 +378,12 @@ const languageModel = group('Language model', {
     default: null,
     description: 'The model the endpoint knows (`gpt-4o-mini`, `llama3.1:8b`). Required with `LLM_BASE_URL`.',
   }),
+  llmAgentModel: setting(optional(text('a model name')), {
+    env: 'LLM_AGENT_MODEL',
+    default: null,
+    description:
+      "The model the on-page agent's answers use, when it should differ from `LLM_MODEL` (a smaller, faster one); same endpoint and key ([agent.md](agent.md#answers)). Unset: `LLM_MODEL`.",
+  }),
   llmTimeoutMs: setting(wholeNumber(1_000, 600_000), {
     env: 'LLM_TIMEOUT_MS',
     default: 60_000,

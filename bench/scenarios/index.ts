@@ -4,6 +4,7 @@ import { audiencesScenario } from './audiences.js';
 import { backgroundScenario } from './background.js';
 import { formsScenario } from './forms.js';
 import { importScenario } from './import.js';
+import { generationScenario } from './generation.js';
 import { pagesScenario } from './pages.js';
 import { personsScenario } from './persons.js';
 import { siteScenario } from './site.js';
@@ -21,5 +22,6 @@ export const scenarios: BenchScenario[] = [
   backgroundScenario,
   formsScenario,
   importScenario,
+  generationScenario,
   soakScenario,
 ];

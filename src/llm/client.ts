@@ -62,6 +62,10 @@ interface CallOptions {
    * estimate first (refused: LlmError `over_budget`, no call made) and records its usage after.
    */
   budget?: TenantTokens;
+  /** Another model of the same endpoint (e.g. LLM_AGENT_MODEL); default LLM_MODEL. */
+  model?: string;
+  /** A lower cap on the answer's tokens than LLM_MAX_OUTPUT_TOKENS (e.g. the agent's short answers). */
+  maxOutputTokens?: number;
 }
 
 /** A call asking for JSON that matches `schema` (strict structured output, strict-schema.ts). */
@@ -157,19 +161,22 @@ export class LlmClient {
     let reservation: TokenReservation | undefined;
     let usage: LlmUsage | undefined;
     let streamed = 0;
+    const requested = call.model ?? this.settings.model;
+    const maxTokens = Math.min(call.maxOutputTokens ?? this.settings.maxOutputTokens, this.settings.maxOutputTokens);
+    const target = { ...this.settings, model: requested };
     try {
-      reservation = await call.budget?.reserve(estimateTokens(call.messages, this.settings.maxOutputTokens));
+      reservation = await call.budget?.reserve(estimateTokens(call.messages, maxTokens));
       const chunks = await this.#openai.chat.completions.create(
         {
-          model: this.settings.model,
+          model: requested,
           messages: call.messages,
           stream: true,
           stream_options: { include_usage: true },
-          max_completion_tokens: this.settings.maxOutputTokens,
+          max_completion_tokens: maxTokens,
         },
         { signal: call.signal },
       );
-      let model = this.settings.model;
+      let model = requested;
       let reported: OpenAI.CompletionUsage | undefined;
       for await (const chunk of chunks) {
         if (chunk.model) model = chunk.model;
@@ -185,7 +192,7 @@ export class LlmClient {
       return usage;
     } catch (error) {
       countCall('stream', outcomeOf(error));
-      throw classifyProviderError(error, this.settings);
+      throw classifyProviderError(error, target);
     } finally {
       release();
       // A stream cut short (the reader left) reports no usage: what it was sent and sent back is counted.

@@ -9,6 +9,7 @@ import { createSubscription } from '../../src/modules/webhooks/webhooks.service.
 import { allowEverything } from '../../src/net/address-policy.js';
 import { makeAudience } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
+import { FakeOpenAI } from '../fakes/openai-server.js';
 import {
   CANARY,
   startReceiver,
@@ -28,6 +29,9 @@ import { startServerProcess } from '../process.js';
  * to two persons, an unanswered write retried with its key must give one id, every version must be
  * generated exactly once and every event delivered at least once. Visitors also submit a page's
  * form (issue 12): every submission that committed ends in exactly one enrichment event.
+ * Versions are written by the model writer against the fake OpenAI-compatible provider (issue
+ * 24), whose answers take over a second, so kills land while calls are in flight:
+ * a call whose answer died with the process is made again, and the version is still stored once.
  *
  * Runs with `npm run test:crash` (its own vitest config), on SQLite and PostgreSQL.
  */
@@ -39,15 +43,20 @@ const DOMAINS = 10;
 
 let database: TestDatabase;
 let receiver: Receiver;
+let provider: FakeOpenAI;
 let server: Awaited<ReturnType<typeof startServerProcess>> | null = null;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   receiver = await startReceiver(CANARY, () => ({ status: 200 }));
+  provider = await FakeOpenAI.start();
+  // Every call answers a valid page after 1.2 s: kills (at random moments) land mid-call.
+  provider.otherwise = { content: MODEL_COPY, delayMs: 1_200 };
 });
 afterAll(async () => {
   await server?.stop('SIGKILL');
   await receiver.close();
+  await provider.close();
   await database.cleanup();
 });
 
@@ -56,6 +65,14 @@ type AccountOp = { kind: 'account'; domain: string };
 type VersionOp = { kind: 'version'; pageId: string; audienceId: string };
 type FormOp = { kind: 'form'; token: string; email: string };
 type Op = LogOp | AccountOp | VersionOp | FormOp;
+
+/** What the fake provider writes for every version (a valid v2 copy). */
+const MODEL_COPY = {
+  hero: { eyebrow: 'For you', headline: 'A page written by the model', subheadline: 'From the facts given.' },
+  sections: [],
+  actions: [],
+  seo: { title: 'A page written by the model', description: 'From the facts given.' },
+};
 
 /** The page host of the form, and what its hidden fields name (read from the served page). */
 const FORM_HOST = `crash-${process.pid}.localhost`;
@@ -119,6 +136,11 @@ function serverEnv(): Record<string, string> {
     FORM_SUBMISSIONS_PER_MINUTE: '0',
     // A delivery in flight at the kill is retried when its lease (2 timeouts + 1 s) ends.
     WEBHOOK_TIMEOUT_MS: '2000',
+    // Generation through the fake provider (the model writer), not the built-in writer.
+    LLM_BASE_URL: provider.baseUrl,
+    LLM_MODEL: 'crash-model',
+    LLM_TIMEOUT_MS: '10000',
+    LLM_DAILY_TOKEN_BUDGET: '0',
   };
 }
 
@@ -172,7 +194,8 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     },
   );
   const audiences: Awaited<ReturnType<typeof makeAudience>>[] = [];
-  for (let i = 0; i < 4; i++) audiences.push(await makeAudience(scope, systemClock));
+  // Enough audiences that versions are generated, not only superseded by the next one queued.
+  for (let i = 0; i < 12; i++) audiences.push(await makeAudience(scope, systemClock));
   // A page with a form, served on its own host; half of the visitors give a free-mail address.
   const formPageId = await makePage(scope, systemClock, {
     status: 'published',
@@ -221,7 +244,16 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
         outcomes.push({ op, id: await send(baseUrl, apiKey, op) });
       }
     });
-    // A random moment: sometimes right after start, sometimes well into the load.
+    // A random moment: sometimes right after start, sometimes well into the load. Most rounds wait
+    // for the generation worker's first provider call first (its thread takes a while to start
+    // under load), so the kill can land while a call is in flight.
+    const callsBefore = provider.requests.length;
+    const started = Date.now();
+    if (round % 4 !== 0) {
+      while (provider.requests.length === callsBefore && Date.now() - started < 8_000) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
     await new Promise((r) => setTimeout(r, 200 + Math.random() * 1_500));
     await server.stop('SIGKILL');
     running = false;
@@ -354,6 +386,20 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
     if (v.status !== 'cancelled') expect(perVersion.get(v.id), `version ${v.id} (${v.status})`).toBe(1);
     else expect(perVersion.get(v.id) ?? 0).toBeLessThanOrEqual(1);
   }
+  // Written by the model through the provider: one stored artifact each, at least one call each
+  // (a call whose process died is made again: more calls than versions is expected, fewer is not).
+  const createdByClients = acknowledged.filter((o) => o.op.kind === 'version').map((o) => o.id!);
+  const generated = (
+    await scope
+      .selectFrom('audience_versions')
+      .select(['audience_versions.id', 'audience_versions.generator'])
+      .where('audience_versions.status', '!=', 'cancelled')
+      .execute()
+  ).filter((v) => createdByClients.includes(v.id));
+  expect(generated.length).toBeGreaterThan(0);
+  for (const v of generated) expect(v.generator, `generator of ${v.id}`).toBe('model-writer-v1');
+  expect(provider.requests.length).toBeGreaterThanOrEqual(generated.length);
+  expect(provider.requests.every((r) => r.body.model === 'crash-model')).toBe(true);
 
   // Every event is delivered at least once.
   const eventIds = (await scope.selectFrom('events').select('events.id').execute()).map((e) => e.id);
@@ -367,7 +413,7 @@ it('loses nothing acknowledged across repeated kill -9, and finishes all backgro
   server = null;
   console.log(
     `${ENGINE}: ${ROUNDS} kills, ${outcomes.length} writes (${unknown.length} unanswered), ` +
-      `${versions.length} versions, ${submissions.length} form submissions, ${eventIds.length} events, ` +
+      `${versions.length} versions (${provider.requests.length} provider calls, ${provider.abandoned} cut off by a kill), ${submissions.length} form submissions, ${eventIds.length} events, ` +
       `${receiver.requests.length} deliveries`,
   );
 }, 240_000);

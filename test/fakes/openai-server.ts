@@ -14,7 +14,7 @@ export type FakeAnswer =
   /** An HTTP error with the provider's error body. */
   | { status: number; headers?: Record<string, string>; message?: string; delayMs?: number }
   /** A streamed answer (SSE `data:` chunks, then the usage chunk when asked for, then `[DONE]`). */
-  | { stream: string[]; usage?: FakeUsage; delayMs?: number };
+  | { stream: string[]; usage?: FakeUsage; delayMs?: number; chunkDelayMs?: number };
 
 interface FakeUsage {
   prompt_tokens: number;
@@ -42,6 +42,8 @@ export class FakeOpenAI {
   /** Requests being answered now, and the most there ever were at once (concurrency limits). */
   inFlight = 0;
   maxInFlight = 0;
+  /** Requests whose caller hung up before the answer was complete (a timeout, a killed process). */
+  abandoned = 0;
   /** The answer when no scripted one is left. */
   otherwise: FakeAnswer = { status: 500, message: 'no answer scripted' };
   readonly #queue: FakeAnswer[] = [];
@@ -83,6 +85,16 @@ export class FakeOpenAI {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        resolve();
+      }, ms);
+      this.#timers.add(timer);
+    });
+  }
+
   async #handle(req: http.IncomingMessage, res: http.ServerResponse) {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -90,6 +102,7 @@ export class FakeOpenAI {
     res.once('close', () => {
       closed = true;
       this.inFlight--;
+      if (!res.writableFinished) this.abandoned++;
     });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -106,13 +119,7 @@ export class FakeOpenAI {
     this.requests.push({ path, headers: req.headers, body });
     const answer = this.#queue.shift() ?? this.otherwise;
     if (answer.delayMs) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.#timers.delete(timer);
-          resolve();
-        }, answer.delayMs);
-        this.#timers.add(timer);
-      });
+      await this.#sleep(answer.delayMs);
       // the client gave up (its timeout): nothing to answer. (`req` is destroyed once its body was read.)
       if (closed) return;
     }
@@ -127,7 +134,10 @@ export class FakeOpenAI {
     if ('stream' in answer) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const event = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-      answer.stream.forEach((text, i) =>
+      for (const [i, text] of answer.stream.entries()) {
+        // pieces a while apart, as a model writes them (streaming tests)
+        if (i > 0 && answer.chunkDelayMs) await this.#sleep(answer.chunkDelayMs);
+        if (closed) return;
         event({
           ...base,
           object: 'chat.completion.chunk',
@@ -138,8 +148,8 @@ export class FakeOpenAI {
               finish_reason: i === answer.stream.length - 1 ? 'stop' : null,
             },
           ],
-        }),
-      );
+        });
+      }
       if (body.stream_options?.include_usage) {
         const usage = answer.usage ?? DEFAULT_USAGE;
         event({ ...base, object: 'chat.completion.chunk', choices: [], usage: withTotal(usage) });

@@ -18,6 +18,20 @@ export async function insertMessages(scope: TenantScope, rows: MessageRow[]) {
     .execute();
 }
 
+/** Writes a message's final text and sources (an answer being written was stored empty first). */
+export async function completeMessage(
+  scope: TenantScope,
+  id: string,
+  content: string,
+  sources: { kind: string; label: string }[],
+) {
+  await scope
+    .updateTable('agent_messages')
+    .set({ content, sources: json(sources) })
+    .where('agent_messages.id', '=', id)
+    .execute();
+}
+
 const OLDEST_FIRST = [{ ref: 'agent_messages.position', direction: 'asc' as const }];
 
 /** A session's messages, oldest first (by position), up to `limit + 1` (see Pager). */

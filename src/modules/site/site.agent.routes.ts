@@ -1,8 +1,11 @@
 import { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../http/errors.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
+import { sharedLlmClient } from '../../llm/client.js';
+import { TokenBudget } from '../../llm/token-budget.js';
+import type { Answer, AnswerStream, AskedPage } from '../agent/index.js';
 import { AGENT_PAGE_CSP, renderAgentPage } from './site.agent-page.js';
 import { AgentService, type PostedQuestion } from './site.agent.service.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
@@ -33,10 +36,43 @@ function backPath(request: FastifyRequest): string | null {
   }
 }
 
-/** The answer in pieces, as the page script reads them: one JSON object per line. */
-function* answerLines(text: string, sources: unknown, answered: boolean, action: unknown): Generator<string> {
-  for (const piece of text.match(/[^\s]+\s*/gu) ?? []) yield `${JSON.stringify({ t: 'text', v: piece })}\n`;
-  yield `${JSON.stringify({ t: 'done', sources, answered, action })}\n`;
+/**
+ * The answer in pieces as they are written, as the page script reads them: one JSON object per
+ * line; the last carries the whole answer's text (what was stored: it replaces what streamed when
+ * a model's answer was given up half-way), its sources and, when nothing answered, the action.
+ */
+async function* answerLines(
+  first: IteratorResult<string, Answer>,
+  rest: AnswerStream,
+  page: AskedPage,
+  log: FastifyBaseLogger,
+): AsyncGenerator<string> {
+  let step = first;
+  try {
+    while (!step.done) {
+      yield `${JSON.stringify({ t: 'text', v: step.value })}\n`;
+      step = await rest.next();
+    }
+  } finally {
+    // the reader left: the answer ends (and is stored) now
+    if (!step.done) await rest.return(undefined as never);
+  }
+  const answer = step.value as Answer | undefined;
+  if (answer === undefined) return; // ended early: the visitor left
+  noteFallback(log, answer);
+  yield `${JSON.stringify({
+    t: 'done',
+    text: answer.text,
+    sources: answer.sources,
+    answered: answer.answered,
+    action: answer.answered ? null : page.action,
+  })}\n`;
+}
+
+/** An answer the model was asked for but did not give: the reason, in the log (docs/agent.md). */
+function noteFallback(log: FastifyBaseLogger, answer: Answer & { fallback?: string }) {
+  if (answer.fallback !== undefined)
+    log.warn({ reason: answer.fallback }, 'agent: extractive answer instead of the model');
 }
 
 /**
@@ -47,11 +83,24 @@ function* answerLines(text: string, sources: unknown, answered: boolean, action:
  */
 export const agentRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenantOf, signer, tokens }) => {
   const { database, clock, config } = app.ctx;
-  const agent = new AgentService(database, clock, signer, tokens, {
-    questionMaxChars: config.agentQuestionMaxChars,
-    questionsPerSession: config.agentQuestionsPerSession,
-    answerMaxChars: config.agentAnswerMaxChars,
-  });
+  // With LLM_BASE_URL, answers come from the model (generation's client and budget), else extractive.
+  const client = sharedLlmClient(config);
+  const model =
+    client === null
+      ? null
+      : { client, model: config.llmAgentModel, budget: new TokenBudget(config.llmDailyTokenBudget, clock) };
+  const agent = new AgentService(
+    database,
+    clock,
+    signer,
+    tokens,
+    {
+      questionMaxChars: config.agentQuestionMaxChars,
+      questionsPerSession: config.agentQuestionsPerSession,
+      answerMaxChars: config.agentAnswerMaxChars,
+    },
+    model,
+  );
   const perMinute = config.agentQuestionsPerMinute;
   const clients = perMinute > 0 ? new TokenBuckets(perMinute / 60, perMinute) : null;
   const perPage = config.agentQuestionsPerPagePerSecond;
@@ -114,26 +163,35 @@ export const agentRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenant
       if (busy !== null) return refuse(request, reply, json, busy, question);
 
       let outcome;
+      let first: IteratorResult<string, Answer>;
       try {
         outcome = await agent.ask(tenantId, audienceId, posted);
+        if (outcome.kind === 'no-page') {
+          return json
+            ? sendProblem(request, reply, new AppError('not_found', 'This page has no agent.'))
+            : sendErrorPage(reply, 404);
+        }
+        // Up to the first piece of the answer: the question is checked, counted and stored (or refused) by then.
+        first = await outcome.answer.next();
       } catch (error) {
         if (error instanceof AppError && error.status < 500) return refuse(request, reply, json, error, question);
         throw error;
       }
-      if (outcome.kind === 'no-page') {
-        return json
-          ? sendProblem(request, reply, new AppError('not_found', 'This page has no agent.'))
-          : sendErrorPage(reply, 404);
-      }
-      const { answer, page } = outcome;
+      const { page, answer: stream } = outcome;
       if (json) {
-        const lines = answerLines(answer.text, answer.sources, answer.answered, answer.answered ? null : page.action);
+        // A visitor who leaves before the stream is read ends the answer too (its provider slot is freed, it is stored).
+        reply.raw.once('close', () => void stream.return(undefined as never).catch(() => undefined));
         return reply
           .code(200)
           .header('content-type', 'application/x-ndjson; charset=utf-8')
           .header('x-content-type-options', 'nosniff')
-          .send(Readable.from(lines));
+          .send(Readable.from(answerLines(first, outcome.answer, page, request.log)));
       }
+      // Without script: the whole answer, as a page.
+      let step = first;
+      while (!step.done) step = await outcome.answer.next();
+      const answer = step.value;
+      noteFallback(request.log, answer);
       const html = renderAgentPage({
         question: outcome.question,
         answer: answer.text,

@@ -2,7 +2,7 @@ import type { Database } from '../../db/connect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { askQuestion, type Answer, type AskedPage } from '../agent/index.js';
+import { askQuestion, type AgentModel, type AnswerStream, type AskedPage } from '../agent/index.js';
 import { SessionIngest, type SessionTokens } from '../audience-sessions/index.js';
 import { pageModel } from './site.model.js';
 import { findServedVersion } from './site.queries.js';
@@ -21,7 +21,9 @@ export interface PostedQuestion {
   s: unknown;
 }
 
-export type AskOutcome = { kind: 'no-page' } | { kind: 'answered'; page: AskedPage; question: string; answer: Answer };
+/** `answer`: the answer's text as it comes; its return value is the whole answer. */
+export type AskOutcome =
+  { kind: 'no-page' } | { kind: 'answered'; page: AskedPage; question: string; answer: AnswerStream };
 
 /**
  * A visitor's question to a page's agent (docs/agent.md): which page it is (the signed view token
@@ -35,6 +37,8 @@ export class AgentService {
     private readonly signer: PageSigner,
     private readonly tokens: SessionTokens,
     private readonly limits: AgentLimits,
+    /** The language model answers come from; null: extractive answers only. */
+    private readonly model: AgentModel | null = null,
   ) {}
 
   /** The checked question text (422 when empty or too long); writes nothing. */
@@ -76,10 +80,11 @@ export class AgentService {
       versionId: served.version_id,
       personId: served.person_id,
       action: primary === null ? null : { title: primary.buttonTitle, href: primary.href },
+      actions: model.actions.flatMap((a) => (a.href === null ? [] : [{ title: a.buttonTitle, href: a.href }])),
     };
     // Visits are written in batches (SessionIngest): the one this question counts in must be there.
     if (sessionId !== null) await SessionIngest.flushAll();
-    const answer = await askQuestion(scope, this.clock, { page, question, sessionId }, this.limits);
+    const answer = askQuestion(scope, this.clock, { page, question, sessionId }, this.limits, this.model);
     return { kind: 'answered', page, question, answer };
   }
 }

@@ -174,6 +174,7 @@ describe('POST /_ap/ask', () => {
     expect(text).toBe('“Yes: a free trial of 14 days, no credit card needed.”');
     expect(done).toEqual({
       t: 'done',
+      text,
       sources: [{ kind: 'topic_entry', label: 'Pricing' }],
       answered: true,
       action: null,

@@ -333,6 +333,8 @@
   }
 
   function finish(msg, done) {
+    // the whole answer as stored: it replaces what streamed (a model's answer given up half-way)
+    if (typeof done.text === 'string') msg.body.textContent = done.text;
     if (done.sources && done.sources.length) {
       var src = document.createElement('span');
       src.className = 'ap-agent-sources';
