@@ -9,6 +9,7 @@ import { audienceSessionsModule } from './audience-sessions/audience-sessions.mo
 import { audiencesModule } from './audiences/audiences.module.js';
 import { pageLinksModule } from './page-links/page-links.module.js';
 import { pagesModule } from './pages/pages.module.js';
+import { personErasuresModule } from './person-erasures/person-erasures.module.js';
 import { personLogsModule } from './person-logs/person-logs.module.js';
 import { personsModule } from './persons/persons.module.js';
 import { siteModule } from './site/site.module.js';
@@ -39,6 +40,7 @@ export const modules: ServiceModule[] = [
   assetsModule,
   webhooksModule,
   enrichmentModule,
+  personErasuresModule,
   siteModule,
   consoleModule, // last: its demo invites the demo tenant's console user
 ];

@@ -22,6 +22,7 @@ import * as m0050 from './0050-agent-passages.js';
 import * as m0051 from './0051-agent-messages.js';
 import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
+import * as m0090 from './0090-person-erasures.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0051-agent-messages': m0051,
   '0060-serving-revisions': m0060,
   '0065-console': m0065,
+  '0090-person-erasures': m0090,
 };
