@@ -258,6 +258,12 @@ const enrichment = group('Enrichment', {
     description:
       'How long one provider request may take, DNS to last byte; failed requests are retried 10 s, 1 min, 5 min and 30 min later.',
   }),
+  enrichmentJobRetentionDays: setting(wholeNumber(1, 36_500), {
+    env: 'ENRICHMENT_JOB_RETENTION_DAYS',
+    default: 30,
+    description:
+      'Days that a finished enrichment job (enriched or failed), with its copy of the email, name and company, is kept after it finished ([privacy.md](privacy.md)).',
+  }),
 });
 
 const pages = group('Pages and forms', {
@@ -332,6 +338,12 @@ const pages = group('Pages and forms', {
     env: 'SESSION_RETENTION_DAYS',
     default: 400,
     description: 'Days that audience sessions recorded by pages are kept (older whole hours are deleted).',
+  }),
+  formSubmissionRetentionDays: setting(wholeNumber(1, 36_500), {
+    env: 'FORM_SUBMISSION_RETENTION_DAYS',
+    default: 730,
+    description:
+      "Days that form submissions are kept; older ones are deleted with their enrichment job, and the sessions they marked lose the visitor's identity ([privacy.md](privacy.md)).",
   }),
 });
 

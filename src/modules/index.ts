@@ -4,6 +4,7 @@ import { assetsModule } from './assets/assets.module.js';
 import { consoleModule } from './console/console.module.js';
 import { enrichmentModule } from './enrichment/enrichment.module.js';
 import { filesModule } from './files/files.module.js';
+import { formSubmissionsModule } from './form-submissions/form-submissions.module.js';
 import type { ServiceModule } from './module.js';
 import { audienceSessionsModule } from './audience-sessions/audience-sessions.module.js';
 import { audiencesModule } from './audiences/audiences.module.js';
@@ -40,6 +41,7 @@ export const modules: ServiceModule[] = [
   assetsModule,
   webhooksModule,
   enrichmentModule,
+  formSubmissionsModule,
   personErasuresModule,
   siteModule,
   consoleModule, // last: its demo invites the demo tenant's console user

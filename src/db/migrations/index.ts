@@ -23,6 +23,7 @@ import * as m0051 from './0051-agent-messages.js';
 import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
 import * as m0090 from './0090-person-erasures.js';
+import * as m0091 from './0091-privacy-retention.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0060-serving-revisions': m0060,
   '0065-console': m0065,
   '0090-person-erasures': m0090,
+  '0091-privacy-retention': m0091,
 };

@@ -18,9 +18,9 @@ function chunks<T>(items: T[]): T[][] {
 }
 
 /** The text that replaces an erased person's route key in stored page URLs. */
-export const ERASED_KEY = '[erased]';
+const ERASED_KEY = '[erased]';
 /** The name an erased person's audiences keep. */
-export const ERASED_AUDIENCE_NAME = 'Erased person';
+const ERASED_AUDIENCE_NAME = 'Erased person';
 
 export async function lockPerson(scope: TenantScope, personId: string) {
   return forUpdate(
