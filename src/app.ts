@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operationId: request.routeOptions.schema?.operationId,
           method: request.method,
           // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
-          path: request.url.split('?')[0],
+          path: request.logPath ?? request.url.split('?')[0],
           statusCode: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
           tenantId: request.principal?.tenantId,

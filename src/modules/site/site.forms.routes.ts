@@ -6,7 +6,7 @@ import { requestHostname } from '../../lib/domain-name.js';
 import { FORM_LIMITS } from '../form-submissions/index.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { FormService } from './site.forms.service.js';
-import { htmlHeaders } from './site.headers.js';
+import { htmlHeaders, loggedPagePath } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
 
 /** The largest form body accepted (docs/forms.md, Limits). */
@@ -127,6 +127,8 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     errorHandler: bodyErrors,
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store');
+      // A form's address may be a person's page: its last segment never reaches the log.
+      request.logPath = loggedPagePath(request.url.split('?', 1)[0]!, null);
       const json = wantsJson(request);
       const refused = refuseEarly(request, reply, json);
       if (refused !== null) return refused;
