@@ -66,6 +66,7 @@ describe('parseConfig', () => {
       formMinFillMs: 1500,
       formDedupeWindowSeconds: 600,
       sessionRetentionDays: 400,
+      formCreatesAccounts: false,
       formSubmissionRetentionDays: 730,
       llmBaseUrl: null,
       llmApiKey: null,

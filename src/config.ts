@@ -339,6 +339,12 @@ const pages = group('Pages and forms', {
     default: 400,
     description: 'Days that audience sessions recorded by pages are kept (older whole hours are deleted).',
   }),
+  formCreatesAccounts: setting(trueOrFalse, {
+    env: 'FORM_CREATES_ACCOUNTS',
+    default: false,
+    description:
+      "Whether a form submission's email domain may create an account (and count as that company's activity) when enriched; off: visitors cannot make accounts or activity, only existing accounts are shown ([forms.md](forms.md#identity)).",
+  }),
   formSubmissionRetentionDays: setting(wholeNumber(1, 36_500), {
     env: 'FORM_SUBMISSION_RETENTION_DAYS',
     default: 730,

@@ -395,6 +395,8 @@ export interface EnrichmentJobsTable {
   email: string;
   name: string | null;
   company: string | null;
+  /** The submission created the person (0092): the only person whose empty fields the job may fill. */
+  person_created: ColumnType<boolean, boolean | undefined, boolean>;
   status: EnrichmentJobStatus;
   /** Runs started, including ones lost to a crash. */
   attempts: number;

@@ -24,6 +24,7 @@ import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
 import * as m0090 from './0090-person-erasures.js';
 import * as m0091 from './0091-privacy-retention.js';
+import * as m0092 from './0092-form-identity.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0065-console': m0065,
   '0090-person-erasures': m0090,
   '0091-privacy-retention': m0091,
+  '0092-form-identity': m0092,
 };

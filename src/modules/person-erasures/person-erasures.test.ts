@@ -159,10 +159,11 @@ describe('GET /v0/persons/{id}/export', () => {
     const res = await exportOf(alice, sam);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.person).toMatchObject({ personId: sam, email: SAM.email, name: SAM.name, phoneNumber: SAM.phone });
+    // The form's phone number is submitted data (docs/forms.md#identity): on the submission, not the person.
+    expect(body.person).toMatchObject({ personId: sam, email: SAM.email, name: SAM.name, phoneNumber: null });
     expect(body.personLogs.map((l: { type: string }) => l.type).sort()).toEqual(['form-submitted', 'note']);
     expect(body.formSubmissions).toEqual([
-      expect.objectContaining({ email: SAM.email, message: SAM.message, audienceId: acme }),
+      expect.objectContaining({ email: SAM.email, phoneNumber: SAM.phone, message: SAM.message, audienceId: acme }),
     ]);
     expect(body.enrichmentJobs).toEqual([expect.objectContaining({ email: SAM.email, status: 'queued' })]);
     expect(body.audiences).toEqual([
