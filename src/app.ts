@@ -65,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ignoreTrailingSlash: true,
     },
     frameworkErrors: answerUnroutable(authenticate),
-    // a hop count is accepted at run time (proxy-addr) though the types only name booleans and lists
+    // a hop count or a list of proxy addresses/networks (proxy-addr); the types only name some forms
     trustProxy: config.trustProxy as boolean,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

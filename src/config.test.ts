@@ -116,7 +116,7 @@ describe('parseConfig', () => {
       'WEBHOOK_ALLOWED_PORTS port 2 must be a whole number from 1 to 65535, got "http"',
     ]);
     expect(problemsOf({ TRUST_PROXY: 'all' })).toEqual([
-      'TRUST_PROXY must be true, false, or the number of proxies in front (0 to 99), got "all"',
+      'TRUST_PROXY must be true, false, the number of proxies in front (0 to 99), or the addresses/networks of the trusted proxies, comma-separated (10.0.0.2, 10.1.0.0/16), got "all"',
     ]);
   });
 
@@ -223,6 +223,12 @@ describe('parseConfig', () => {
     expect(parseConfig({ TRUST_PROXY: 'yes' }).trustProxy).toBe(true);
     expect(parseConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(parseConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(parseConfig({ TRUST_PROXY: '10.0.0.2, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.2',
+      '10.1.0.0/16',
+      'fd00::/8',
+    ]);
+    expect(() => parseConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
   });
 
   it('reads lists comma-separated, each value once', () => {

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
   absolutePath,
+  addressOrNetwork,
   base64Bytes,
   either,
   group,
@@ -94,12 +95,16 @@ const server = group('Server', {
       'base64 of 32 bytes: openssl rand -base64 32, kept apart from the database and its backups: it seals webhook secrets and signs cursors, file URLs and page sessions',
   }),
   trustProxy: setting(
-    either('true, false, or the number of proxies in front (0 to 99)', wholeNumber(0, 99), trueOrFalse),
+    either(
+      'true, false, the number of proxies in front (0 to 99), or the addresses/networks of the trusted proxies, comma-separated (10.0.0.2, 10.1.0.0/16)',
+      wholeNumber(0, 99),
+      either('true or false, or addresses', trueOrFalse, listOf('proxy address', addressOrNetwork)),
+    ),
     {
       env: 'TRUST_PROXY',
       default: false,
       description:
-        'Whether (and how far) to trust `X-Forwarded-For` for the client address. The address only feeds rate limits; it is never stored.',
+        'Whether (and how far) to trust `X-Forwarded-For` for the client address: a hop count, or better the addresses of your proxies (only their `X-Forwarded-For` entries are believed). `true` believes any client that sends the header: use it only when every request comes through a proxy that overwrites it. The address only feeds rate limits; it is never stored.',
     },
   ),
   logLevel: setting(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), {

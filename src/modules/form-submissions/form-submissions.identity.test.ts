@@ -22,7 +22,11 @@ async function submit(fields: Record<string, string>) {
     method: 'POST',
     url: '/offers',
     remoteAddress: `10.7.0.${++ip}`,
-    headers: { host: HOST, 'content-type': 'application/json' },
+    headers: {
+      host: HOST,
+      'content-type': 'application/json',
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+    },
     payload: { ap_audience: hidden('ap_audience'), ap_action: hidden('ap_action'), ...fields },
   });
   expect(res.statusCode).toBe(201);

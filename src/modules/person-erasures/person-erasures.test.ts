@@ -33,7 +33,11 @@ async function submitForm(fields: Record<string, string>) {
     method: 'POST',
     url: '/offers/acme',
     remoteAddress: `10.9.0.${++ip}`,
-    headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      host: HOST,
+      'content-type': 'application/x-www-form-urlencoded',
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+    },
     payload: new URLSearchParams({
       ap_audience: hidden('ap_audience'),
       ap_action: hidden('ap_action'),

@@ -6,6 +6,7 @@ import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { htmlHeaders, loggedPagePath, pageCacheHeaders } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
 import { staticAssets } from './site.static.js';
+import { clientKey } from '../../http/client-address.js';
 
 const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
@@ -35,7 +36,7 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
 
   /** A page that is not there: 404/410, counted against the client's budget of misses. */
   const miss = (request: FastifyRequest, reply: FastifyReply, status: 404 | 410) => {
-    misses?.take(request.ip);
+    misses?.take(clientKey(request.ip));
     return sendErrorPage(reply, status);
   };
 
@@ -47,7 +48,8 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     handler: async (request, reply) => {
       const path = request.url.split('?', 1)[0]!;
       request.logPath = loggedPagePath(path, null);
-      if (misses !== null && !misses.allows(request.ip)) return sendErrorPage(reply.header('retry-after', '60'), 429);
+      if (misses !== null && !misses.allows(clientKey(request.ip)))
+        return sendErrorPage(reply.header('retry-after', '60'), 429);
       const host = requestHostname(request.headers.host) ?? '';
       const outcome = await pages.page(host, path, origin(request));
       if (outcome.status !== 200) return miss(request, reply, outcome.status);
