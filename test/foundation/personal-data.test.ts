@@ -24,6 +24,7 @@ const ERASED = {
   audiences: 'their own pages: archived, person link, route key and names cleared',
   audience_versions: 'the generated content of their own pages',
   agent_passages: 'the agent’s index of that content',
+  idempotency_keys: 'stored answers of person-log writes about them (and the hash of what was sent)',
 } as const;
 
 /** Tables with such columns that hold no data about a person (the tenant's own content, or operators'). */
@@ -37,7 +38,6 @@ const NOT_A_PERSONS = {
   topics: 'the tenant’s knowledge base',
   topic_entries: 'the tenant’s knowledge base',
   accounts: 'companies (a domain and a company name), not persons',
-  idempotency_keys: 'responses of repeated requests; the person-log response holds ids only',
   tenant_domains: 'host names the tenant claims and their DNS check results',
   page_links: 'paths chosen by the tenant (a person’s own page is reached by route key, erased with it)',
   webhook_subscriptions: 'receiver URLs of the tenant',

@@ -98,6 +98,7 @@ export async function eraseRows(
     audiences: 0,
     audience_versions: 0,
     agent_passages: 0,
+    idempotency_keys: 0,
     persons: 0,
   };
   const add = (table: string, result: { numDeletedRows?: bigint; numUpdatedRows?: bigint }) => {
@@ -194,6 +195,15 @@ export async function eraseRows(
     );
     add('agent_passages', await tx.deleteFrom('agent_passages').where('scope_key', 'in', part).executeTakeFirst());
   }
+
+  // Stored answers of person-log writes about them (their request's hash derives from what was sent).
+  add(
+    'idempotency_keys',
+    await tx
+      .deleteFrom('idempotency_keys')
+      .where(jsonText(tx.engine, sql.ref('response_body'), ['personId']), '=', personId)
+      .executeTakeFirst(),
+  );
 
   add('persons', await tx.deleteFrom('persons').where('id', '=', personId).executeTakeFirst());
   return counts;

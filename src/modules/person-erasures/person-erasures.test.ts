@@ -129,7 +129,13 @@ beforeAll(async () => {
   await t.request(alice, {
     method: 'POST',
     url: '/v0/person_logs',
-    payload: { personId: sam, source: 'crm', type: 'note', payload: { note: `${SAM.name} asked for a quote` } },
+    payload: {
+      personId: sam,
+      source: 'crm',
+      type: 'note',
+      payload: { note: `${SAM.name} asked for a quote` },
+      idempotencyKey: 'crm-note-1',
+    },
   });
   personal = await makeAudience(alice.scope, t.clock, {
     pageId,
@@ -259,7 +265,16 @@ describe('DELETE /v0/persons/{id}', () => {
     // The audit trail: when, how much, no personal data.
     const audit = await alice.scope.selectFrom('person_erasures').selectAll().execute();
     expect(audit).toEqual([expect.objectContaining({ person_id: sam, erased_at: t.clock.now().toISOString() })]);
-    expect(audit[0]!.counts).toMatchObject({ persons: 1, person_logs: 2, form_submissions: 1, enrichment_jobs: 1 });
+    expect(audit[0]!.counts).toMatchObject({
+      persons: 1,
+      person_logs: 2,
+      form_submissions: 1,
+      enrichment_jobs: 1,
+      idempotency_keys: 1,
+    });
+    expect(await alice.scope.selectFrom('idempotency_keys').select('key').execute()).not.toContainEqual({
+      key: 'crm-note-1',
+    });
 
     // Kim is untouched.
     const kim = await exportOf(alice, other);
