@@ -52,6 +52,7 @@ export function enrichmentRunner(
     clock,
     logger: pino({ level: 'silent' }),
     enricher: overrides.enricher ?? domainEnricher,
+    // As a deployment with FORM_CREATES_ACCOUNTS=true (the worker itself reads the setting).
     createsAccounts: overrides.createsAccounts ?? true,
     settings: { ...ENRICHMENT_SETTINGS, leaseMs: 30_000, ...overrides.settings },
   };
