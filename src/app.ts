@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ignoreTrailingSlash: true,
     },
     frameworkErrors: answerUnroutable(authenticate),
-    // a hop count is accepted at run time (proxy-addr) though the types only name booleans and lists
+    // a hop count or a list of proxy addresses/networks (proxy-addr); the types only name some forms
     trustProxy: config.trustProxy as boolean,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -127,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           operationId: request.routeOptions.schema?.operationId,
           method: request.method,
           // The path only: query strings carry search terms (emails, phone numbers) that logs must not keep.
-          path: request.url.split('?')[0],
+          path: request.logPath ?? request.url.split('?')[0],
           statusCode: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
           tenantId: request.principal?.tenantId,

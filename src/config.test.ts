@@ -52,6 +52,7 @@ describe('parseConfig', () => {
       enrichmentUrl: null,
       enrichmentToken: null,
       enrichmentTimeoutMs: 5_000,
+      enrichmentJobRetentionDays: 30,
       pageEventsPerSecond: 20,
       pageEventsPerPagePerSecond: 500,
       pageCacheMegabytes: 64,
@@ -67,6 +68,8 @@ describe('parseConfig', () => {
       formMinFillMs: 1500,
       formDedupeWindowSeconds: 600,
       sessionRetentionDays: 400,
+      formCreatesAccounts: false,
+      formSubmissionRetentionDays: 730,
       llmBaseUrl: null,
       llmApiKey: null,
       llmModel: null,
@@ -116,7 +119,7 @@ describe('parseConfig', () => {
       'WEBHOOK_ALLOWED_PORTS port 2 must be a whole number from 1 to 65535, got "http"',
     ]);
     expect(problemsOf({ TRUST_PROXY: 'all' })).toEqual([
-      'TRUST_PROXY must be true, false, or the number of proxies in front (0 to 99), got "all"',
+      'TRUST_PROXY must be true, false, the number of proxies in front (0 to 99), or the addresses/networks of the trusted proxies, comma-separated (10.0.0.2, 10.1.0.0/16), got "all"',
     ]);
   });
 
@@ -166,6 +169,8 @@ describe('parseConfig', () => {
       FORM_MIN_FILL_MS: [0, 600_000],
       FORM_DEDUPE_WINDOW_SECONDS: [1, 86_400],
       SESSION_RETENTION_DAYS: [1, 36_500],
+      FORM_SUBMISSION_RETENTION_DAYS: [1, 36_500],
+      ENRICHMENT_JOB_RETENTION_DAYS: [1, 36_500],
       LLM_TIMEOUT_MS: [1_000, 600_000],
       LLM_MAX_OUTPUT_TOKENS: [256, 128_000],
       LLM_CONCURRENCY: [1, 256],
@@ -222,6 +227,12 @@ describe('parseConfig', () => {
     expect(parseConfig({ TRUST_PROXY: 'yes' }).trustProxy).toBe(true);
     expect(parseConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(parseConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(parseConfig({ TRUST_PROXY: '10.0.0.2, 10.1.0.0/16,fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.2',
+      '10.1.0.0/16',
+      'fd00::/8',
+    ]);
+    expect(() => parseConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
   });
 
   it('reads lists comma-separated, each value once', () => {

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
   absolutePath,
+  addressOrNetwork,
   base64Bytes,
   either,
   group,
@@ -94,12 +95,16 @@ const server = group('Server', {
       'base64 of 32 bytes: openssl rand -base64 32, kept apart from the database and its backups: it seals webhook secrets and signs cursors, file URLs and page sessions',
   }),
   trustProxy: setting(
-    either('true, false, or the number of proxies in front (0 to 99)', wholeNumber(0, 99), trueOrFalse),
+    either(
+      'true, false, the number of proxies in front (0 to 99), or the addresses/networks of the trusted proxies, comma-separated (10.0.0.2, 10.1.0.0/16)',
+      wholeNumber(0, 99),
+      either('true or false, or addresses', trueOrFalse, listOf('proxy address', addressOrNetwork)),
+    ),
     {
       env: 'TRUST_PROXY',
       default: false,
       description:
-        'Whether (and how far) to trust `X-Forwarded-For` for the client address. The address only feeds rate limits; it is never stored.',
+        'Whether (and how far) to trust `X-Forwarded-For` for the client address: a hop count, or better the addresses of your proxies (only their `X-Forwarded-For` entries are believed). `true` believes any client that sends the header: use it only when every request comes through a proxy that overwrites it. The address only feeds rate limits; it is never stored.',
     },
   ),
   metricsToken: setting(optional(text('at least 16 characters', '^.{16,}$')), {
@@ -265,6 +270,12 @@ const enrichment = group('Enrichment', {
     description:
       'How long one provider request may take, DNS to last byte; failed requests are retried 10 s, 1 min, 5 min and 30 min later.',
   }),
+  enrichmentJobRetentionDays: setting(wholeNumber(1, 36_500), {
+    env: 'ENRICHMENT_JOB_RETENTION_DAYS',
+    default: 30,
+    description:
+      'Days that a finished enrichment job (enriched or failed), with its copy of the email, name and company, is kept after it finished ([privacy.md](privacy.md)).',
+  }),
 });
 
 const pages = group('Pages and forms', {
@@ -345,6 +356,18 @@ const pages = group('Pages and forms', {
     env: 'SESSION_RETENTION_DAYS',
     default: 400,
     description: 'Days that audience sessions recorded by pages are kept (older whole hours are deleted).',
+  }),
+  formCreatesAccounts: setting(trueOrFalse, {
+    env: 'FORM_CREATES_ACCOUNTS',
+    default: false,
+    description:
+      "Whether a form submission's email domain may create an account (and count as that company's activity) when enriched; off: visitors cannot make accounts or activity, only existing accounts are shown ([forms.md](forms.md#identity)).",
+  }),
+  formSubmissionRetentionDays: setting(wholeNumber(1, 36_500), {
+    env: 'FORM_SUBMISSION_RETENTION_DAYS',
+    default: 730,
+    description:
+      "Days that form submissions are kept; older ones are deleted with their enrichment job, and the sessions they marked lose the visitor's identity ([privacy.md](privacy.md)).",
   }),
 });
 

@@ -285,6 +285,7 @@ const TENANT_TABLES = [
   'serving_revisions',
   'persons',
   'person_logs',
+  'person_erasures',
   'form_submissions',
   'accounts',
   'events',

@@ -399,6 +399,8 @@ export interface EnrichmentJobsTable {
   email: string;
   name: string | null;
   company: string | null;
+  /** The submission created the person (0092): the only person whose empty fields the job may fill. */
+  person_created: ColumnType<boolean, boolean | undefined, boolean>;
   status: EnrichmentJobStatus;
   /** Runs started, including ones lost to a crash. */
   attempts: number;
@@ -485,6 +487,17 @@ export interface FormSubmissionsTable {
   created_at: Timestamp;
 }
 
+/** The audit trail of erased persons (migration 0090, docs/privacy.md): no personal data. */
+interface PersonErasuresTable {
+  id: string;
+  tenant_id: string;
+  /** The erased person's id: random, meaningless once the person is gone. */
+  person_id: string;
+  erased_at: Timestamp;
+  /** How many rows of each kind were erased or scrubbed, by table. */
+  counts: Json<Record<string, number>>;
+}
+
 export interface AccountsTable {
   id: string;
   tenant_id: string;
@@ -550,6 +563,7 @@ export interface DB {
   serving_revisions: ServingRevisionsTable;
   persons: PersonsTable;
   person_logs: PersonLogsTable;
+  person_erasures: PersonErasuresTable;
   accounts: AccountsTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;

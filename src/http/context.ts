@@ -27,5 +27,10 @@ declare module 'fastify' {
     principal: Principal;
     /** Tenant-scoped database access for the authenticated tenant. */
     scope: TenantScope;
+    /**
+     * The path the request log line shows, when it must not be the request's own: a page host
+     * redacts person route keys (docs/privacy.md). Unset: the path as requested.
+     */
+    logPath?: string;
   }
 }

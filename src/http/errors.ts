@@ -14,6 +14,7 @@ const ERROR_STATUS = {
   invalid_signature: 403,
   url_expired: 403,
   cross_origin_request: 403,
+  bot_refused: 403,
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,

@@ -1,6 +1,11 @@
+/** How many keys a TokenBuckets keeps by default before it forgets the least recently used. */
+const MAX_KEYS = 100_000;
+
 /**
  * Token buckets by key: `burst` at once, refilled at `perSecond`. In memory, per process (limits
- * are per process: N processes allow N times the rate). Bounded: past 100,000 keys it starts over.
+ * are per process: N processes allow N times the rate). Bounded: past `maxKeys` keys the least
+ * recently used bucket is forgotten, one at a time, so a client rotating through addresses evicts
+ * the idle, never the busy (a forgotten bucket is a full one: nobody's limit resets but its own).
  */
 export class TokenBuckets {
   readonly #buckets = new Map<string, { tokens: number; updatedAt: number }>();
@@ -9,6 +14,7 @@ export class TokenBuckets {
     readonly perSecond: number,
     readonly burst: number,
     private readonly now: () => number = () => performance.now(),
+    private readonly maxKeys = MAX_KEYS,
   ) {}
 
   /** Takes `cost` tokens if there are that many; says how long until there would be. */
@@ -16,12 +22,15 @@ export class TokenBuckets {
     const t = this.now();
     let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
-      if (this.#buckets.size >= 100_000) this.#buckets.clear();
-      this.#buckets.set(key, (bucket = { tokens: this.burst, updatedAt: t }));
+      if (this.#buckets.size >= this.maxKeys) this.#buckets.delete(this.#buckets.keys().next().value!);
+      bucket = { tokens: this.burst, updatedAt: t };
     } else {
       bucket.tokens = Math.min(this.burst, bucket.tokens + ((t - bucket.updatedAt) / 1000) * this.perSecond);
       bucket.updatedAt = t;
+      // A Map iterates in insertion order: re-inserting makes it the most recently used.
+      this.#buckets.delete(key);
     }
+    this.#buckets.set(key, bucket);
     if (bucket.tokens < cost) {
       return {
         ok: false,

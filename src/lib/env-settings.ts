@@ -158,6 +158,19 @@ export const nameServer: Kind<TString> = {
   },
 };
 
+/** An IP address, or a network in CIDR notation (10.0.0.0/8, fd00::/8). */
+export const addressOrNetwork: Kind<TString> = {
+  schema: Type.String(),
+  accepts: 'an IP address or a CIDR network (10.0.0.0/8)',
+  parse: (raw) => {
+    const [address, bits, extra] = raw.split('/');
+    if (extra !== undefined || address === undefined || isIP(address) === 0) return new Refused();
+    if (bits === undefined) return raw;
+    const max = isIP(address) === 4 ? 32 : 128;
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= max ? raw : new Refused();
+  },
+};
+
 /** A DNS host name (no scheme, port or path), lowercase, without its trailing dot. */
 export const hostName: Kind<TString> = {
   schema: Type.String({ pattern: '^[a-z0-9-]+(\\.[a-z0-9-]+)*$' }),

@@ -29,6 +29,7 @@ const ID_PREFIXES = {
   formSubmission: 'formsub',
   agentMessage: 'msg',
   consoleUser: 'user',
+  personErasure: 'erasure',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -4,11 +4,13 @@ import { assetsModule } from './assets/assets.module.js';
 import { consoleModule } from './console/console.module.js';
 import { enrichmentModule } from './enrichment/enrichment.module.js';
 import { filesModule } from './files/files.module.js';
+import { formSubmissionsModule } from './form-submissions/form-submissions.module.js';
 import type { ServiceModule } from './module.js';
 import { audienceSessionsModule } from './audience-sessions/audience-sessions.module.js';
 import { audiencesModule } from './audiences/audiences.module.js';
 import { pageLinksModule } from './page-links/page-links.module.js';
 import { pagesModule } from './pages/pages.module.js';
+import { personErasuresModule } from './person-erasures/person-erasures.module.js';
 import { personLogsModule } from './person-logs/person-logs.module.js';
 import { personsModule } from './persons/persons.module.js';
 import { siteModule } from './site/site.module.js';
@@ -39,6 +41,8 @@ export const modules: ServiceModule[] = [
   assetsModule,
   webhooksModule,
   enrichmentModule,
+  formSubmissionsModule,
+  personErasuresModule,
   siteModule,
   consoleModule, // last: its demo invites the demo tenant's console user
 ];

@@ -186,10 +186,16 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
       enrichment: { provider: 'domain' },
     });
     expect(data).toMatchObject({
-      formSubmission: { email: 'jane.doe@acme-corp.example', formId: 'contact-sales', company: 'Acme Corp' },
+      formSubmission: {
+        email: 'jane.doe@acme-corp.example',
+        formId: 'contact-sales',
+        company: 'Acme Corp',
+        phoneNumber: '+14155550123',
+      },
       page: { pageId },
       audience: { audienceId },
-      person: { email: 'jane.doe@acme-corp.example', name: 'Jane Doe', phoneNumber: '+14155550123' },
+      // The phone a form sends is submitted data, never the person's (docs/forms.md#identity).
+      person: { email: 'jane.doe@acme-corp.example', name: 'Jane Doe', phoneNumber: null },
     });
     expect(data.analyticsSessionId).toMatch(/^session_/);
     const marked = (await sessions()).find((s) => s.audienceSessionId === data.analyticsSessionId);

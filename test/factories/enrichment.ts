@@ -22,7 +22,7 @@ export async function submitForEnrichment(
   tenant: Tenant,
   clock: Clock,
   email: string,
-  options: { personEmail?: string; name?: string | null; company?: string | null } = {},
+  options: { personEmail?: string; name?: string | null; company?: string | null; personCreated?: boolean } = {},
 ): Promise<{ personId: string; formSubmissionId: string }> {
   const personId = await makePerson(tenant.scope, clock, { email: options.personEmail ?? email });
   const formSubmissionId = typeid('formsub').toString();
@@ -34,6 +34,8 @@ export async function submitForEnrichment(
     company: options.company ?? null,
     pageId: newId('page'),
     audienceId: newId('audience'),
+    // As if the submission had created the person (a form's usual first contact).
+    personCreated: options.personCreated ?? true,
   };
   await tenant.scope.transaction((tx) => enqueueEnrichment(tx, request, clock));
   return { personId, formSubmissionId };
@@ -43,13 +45,15 @@ export async function submitForEnrichment(
 export function enrichmentRunner(
   database: Database,
   clock: Clock,
-  overrides: { enricher?: Enricher; settings?: Partial<LeaseSettings> } = {},
+  overrides: { enricher?: Enricher; settings?: Partial<LeaseSettings>; createsAccounts?: boolean } = {},
 ) {
   const deps: EnrichmentDeps = {
     database,
     clock,
     logger: pino({ level: 'silent' }),
     enricher: overrides.enricher ?? domainEnricher,
+    // As a deployment with FORM_CREATES_ACCOUNTS=true (the worker itself reads the setting).
+    createsAccounts: overrides.createsAccounts ?? true,
     settings: { ...ENRICHMENT_SETTINGS, leaseMs: 30_000, ...overrides.settings },
   };
   return enrichmentJobs(deps);

@@ -25,7 +25,12 @@ describe('wake-ups of a visitor’s request', () => {
       t.app.inject({
         method: 'POST',
         url: '/talk',
-        headers: { host: 'go.wake.localhost', 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          host: 'go.wake.localhost',
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent':
+            'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+        },
         payload: new URLSearchParams({
           ap_audience: hidden('ap_audience'),
           ap_action: hidden('ap_action'),

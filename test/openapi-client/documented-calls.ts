@@ -20,6 +20,11 @@ export async function documentedCalls(baseUrl: string, apiKey: string): Promise<
   await api.GET('/v0/accounts');
   await api.GET('/v0/accounts/search', { params: { query: { query: 'acme', includeEmptyOnly: 'true' } } });
   await api.GET('/v0/persons/search', { params: { query: { query: '+4930' } } });
+  // Erasing and exporting a person (docs/privacy.md): no body; the export is one JSON object.
+  const exported = await api.GET('/v0/persons/{person_id}/export', { params: { path: { person_id: 'person_x' } } });
+  const exportedLogs: number | undefined = exported.data?.personLogs.length;
+  void exportedLogs;
+  await api.DELETE('/v0/persons/{person_id}', { params: { path: { person_id: 'person_x' } } });
   await api.GET('/v0/tenant_domains');
   // A domain claim answers the TXT record that proves it; …/verify takes no body.
   const claim = await api.POST('/v0/tenant_domains', { body: { hostname: 'pages.acme.com' } });

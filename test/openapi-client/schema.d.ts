@@ -155,7 +155,11 @@ export interface paths {
         get: operations["persons.get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Erase a person and everything that identifies them
+         * @description Extension of the interface (docs/api.md, Persons; docs/privacy.md). Removes the person, their log entries, form submissions, enrichment jobs and the events that carry them; clears the identities copied onto their sessions (kept as anonymous analytics); archives the audiences addressed to them. Answers 204, and 204 again for a person this tenant already erased (404 for ids it never had).
+         */
+        delete: operations["persons.erase"];
         options?: never;
         head?: never;
         /** Update a person */
@@ -909,6 +913,26 @@ export interface paths {
          * @description Extension of the interface (docs/api.md, Webhooks). Body `{}` or `{ idempotencyKey }`. Answers 202 with the delivery, pending again with its attempt count back to 0. 409 webhook_delivery_pending while it is pending; 409 webhook_subscription_inactive when its subscription is inactive.
          */
         post: operations["webhookDeliveries.replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/persons/{person_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything stored about a person (a data access request)
+         * @description Extension of the interface (docs/api.md, Persons; docs/privacy.md). The person, their log entries, form submissions, enrichment jobs, own pages, visits and agent conversations.
+         */
+        get: operations["persons.export"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1764,6 +1788,136 @@ export interface components {
              * @example 2026-11-22T15:32:00.000Z
              */
             completedAt: string | null;
+        };
+        PersonExport: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+             * @example 2026-11-22T15:32:00.000Z
+             */
+            exportedAt: string;
+            person: components["schemas"]["Person"];
+            personLogs: {
+                personLogId: string;
+                source: string;
+                type: string;
+                payload: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                createdAt: string;
+            }[];
+            formSubmissions: {
+                formSubmissionId: string;
+                pageId: string;
+                audienceId: string;
+                pageLinkId: string;
+                actionId: string;
+                formId: string;
+                analyticsSessionId: string | null;
+                email: string;
+                name: string | null;
+                phoneNumber: string | null;
+                company: string | null;
+                message: string | null;
+                pageUrl: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                createdAt: string;
+            }[];
+            enrichmentJobs: {
+                formSubmissionId: string;
+                email: string;
+                name: string | null;
+                company: string | null;
+                status: string;
+                provider: string | null;
+                failureReason: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                completedAt: string | null;
+            }[];
+            /** @description The audiences addressed to the person (their 1:1 pages). */
+            audiences: {
+                audienceId: string;
+                pageId: string;
+                personRouteKey: string | null;
+                name: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                archivedAt: string | null;
+            }[];
+            /** @description Visits marked by one of their form submissions, and visits to their own pages. */
+            audienceSessions: {
+                audienceSessionId: string;
+                analyticsSessionId: string;
+                pageId: string;
+                audienceId: string;
+                pageTitle: string;
+                pageUrl: string;
+                formSubmissionId: string;
+                formSubmissionIdentifier: string;
+                formSubmissionEmail: string;
+                formSubmissionPhone: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                sessionStartedAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                sessionEndedAt: string;
+                timeSpentSeconds: number;
+                utmSource: string;
+                utmMedium: string;
+                utmCampaign: string;
+                utmTerm: string;
+                utmContent: string;
+            }[];
+            /** @description Questions and answers of those visits. */
+            agentMessages: {
+                messageId: string;
+                audienceSessionId: string;
+                pageId: string;
+                position: number;
+                role: string;
+                content: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds, e.g. 2026-11-22T15:32:00.000Z
+                 * @example 2026-11-22T15:32:00.000Z
+                 */
+                createdAt: string;
+            }[];
         };
     };
     responses: never;
@@ -2773,6 +2927,71 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Person"];
                 };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "persons.erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased (now or before). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description RFC 9457 problem details. */
             400: {
@@ -7744,6 +7963,73 @@ export interface operations {
             };
             /** @description RFC 9457 problem details. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "persons.export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                person_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonExport"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

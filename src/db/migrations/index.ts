@@ -23,8 +23,11 @@ import * as m0051 from './0051-agent-messages.js';
 import * as m0060 from './0060-serving-revisions.js';
 import * as m0065 from './0065-console.js';
 import * as m0070 from './0070-page-lifecycle.js';
-import * as m0080 from './0080-audience-import.js';
 import * as m0075 from './0075-review-before-publish.js';
+import * as m0080 from './0080-audience-import.js';
+import * as m0090 from './0090-person-erasures.js';
+import * as m0091 from './0091-privacy-retention.js';
+import * as m0092 from './0092-form-identity.js';
 
 /**
  * Every migration, in order. Names are permanent: once a migration has run anywhere it is never
@@ -55,6 +58,9 @@ export const migrations: Record<string, Migration> = {
   '0060-serving-revisions': m0060,
   '0065-console': m0065,
   '0070-page-lifecycle': m0070,
-  '0080-audience-import': m0080,
   '0075-review-before-publish': m0075,
+  '0080-audience-import': m0080,
+  '0090-person-erasures': m0090,
+  '0091-privacy-retention': m0091,
+  '0092-form-identity': m0092,
 };

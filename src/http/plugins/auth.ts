@@ -3,6 +3,7 @@ import type { Database } from '../../db/connect.js';
 import type { Principal, VerifyApiKey } from '../../auth/api-key-verifier.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../errors.js';
+import { clientKey } from '../client-address.js';
 
 /** What the auth hook needs of the key verifier (src/auth/api-key-verifier.ts). */
 export interface KeyAuthenticator {
@@ -58,7 +59,7 @@ export function apiKeyAuthenticator(
     request.scope = scope;
   };
   const refuse = (request: FastifyRequest) => {
-    failures.fail(request.ip);
+    failures.fail(clientKey(request.ip));
     return new AppError('invalid_api_key', 'The API key is not valid or has been revoked.');
   };
 
@@ -75,7 +76,7 @@ export function apiKeyAuthenticator(
       return;
     }
     if (failures.enabled && !verifier.wasValid(key)) {
-      const retryAfter = failures.retryAfter(request.ip);
+      const retryAfter = failures.retryAfter(clientKey(request.ip));
       if (retryAfter > 0) {
         reply.header('retry-after', String(retryAfter));
         done(

@@ -11,7 +11,7 @@ const BATCH = 50;
 
 /**
  * Forgets sessions older than the retention (SESSION_RETENTION_DAYS), a whole hour of a page at
- * a time: its sessions and its hourly counts go in the same transaction, so every count stays
+ * a time: its sessions, the agent's messages of those sessions and its hourly counts go in the same transaction, so every count stays
  * exact. Driven by the hourly counts (one row per page and hour), so each delete is a range of an
  * index. Operator code: it serves every tenant. Returns how many page-hours it removed.
  */
@@ -29,6 +29,20 @@ export async function pruneSessions(db: Kysely<DB>, clock: Clock, retentionDays:
   for (const h of hours) {
     const end = new Date(Date.parse(h.hour) + HOUR_MS).toISOString();
     await db.transaction().execute(async (trx) => {
+      // What was asked to the page's agent in those visits goes with them (docs/privacy.md).
+      await trx
+        .deleteFrom('agent_messages')
+        .where('tenant_id', '=', h.tenant_id)
+        .where('session_id', 'in', (eb) =>
+          eb
+            .selectFrom('audience_sessions')
+            .select('audience_sessions.id')
+            .where('audience_sessions.tenant_id', '=', h.tenant_id)
+            .where('audience_sessions.page_id', '=', h.page_id)
+            .where('audience_sessions.session_started_at', '>=', h.hour)
+            .where('audience_sessions.session_started_at', '<', end),
+        )
+        .execute();
       await trx
         .deleteFrom('audience_sessions')
         .where('tenant_id', '=', h.tenant_id)

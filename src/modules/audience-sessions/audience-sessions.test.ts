@@ -234,4 +234,31 @@ describe('retention', () => {
     // the rest of the data is untouched
     expect((await get(alice, pageId, '?limit=1')).json().totalCount).toBe(30);
   });
+
+  it('forgets the agent’s messages of the sessions it forgets (docs/privacy.md)', async () => {
+    const dan = await t.createTenant('Dan');
+    const a = await makeAudience(dan.scope, t.clock);
+    const random = seededRandom(5);
+    const now = t.clock.now().getTime();
+    const target = { pageId: a.pageId, audienceId: a.audienceId, pageTitle: 'T', pageUrl: 'https://x.example/p' };
+    const old = makeSession(random, target, now - 401 * 86_400_000);
+    const recent = makeSession(random, target, now - 10 * 86_400_000);
+    await insertSessions(dan.scope, [old, recent]);
+    for (const session of [old, recent])
+      await dan.scope
+        .insertInto('agent_messages', {
+          id: `msg_${session.id}`,
+          session_id: session.id as string,
+          page_id: a.pageId,
+          position: 0,
+          role: 'question',
+          content: 'Is my data kept forever?',
+          sources: '[]',
+          created_at: session.session_started_at as string,
+        })
+        .execute();
+    while ((await pruneSessions(t.database.kysely, t.clock, 400)) > 0);
+    const left = await dan.scope.selectFrom('agent_messages').select('session_id').execute();
+    expect(left).toEqual([{ session_id: recent.id }]);
+  });
 });

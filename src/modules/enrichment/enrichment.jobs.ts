@@ -5,7 +5,7 @@ import { failureText } from '../../lib/limits.js';
 import { appendEvent } from '../../outbox/events.js';
 import type { LeasedRow } from '../../workers/leased-jobs.js';
 import { recordAccountActivity } from '../account-activity/index.js';
-import { ensureAccount, getAccount } from '../accounts/index.js';
+import { ensureAccount, findAccountByDomain, getAccount } from '../accounts/index.js';
 import { findPerson, getPerson, patchPerson } from '../persons/index.js';
 import type { EnrichmentFindings, FailureReason } from './enrichment.enricher.js';
 import * as q from './enrichment.queries.js';
@@ -27,6 +27,8 @@ export interface EnrichmentRequest {
   company: string | null;
   pageId: string;
   audienceId: string;
+  /** The submission created the person: its empty domain and name may be filled (docs/forms.md#identity). */
+  personCreated: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function enqueueEnrichment(
     email: request.email,
     name: request.name,
     company: request.company,
+    person_created: request.personCreated,
     status: 'queued',
     attempts: 0,
     lease_token: null,
@@ -64,7 +67,10 @@ export async function enqueueEnrichment(
 
 /** What the job runner reads of a job for the enrichment's functions. */
 export type EnrichmentJob = LeasedRow &
-  Pick<EnrichmentJobsTable, 'form_submission_id' | 'person_id' | 'email' | 'name' | 'company' | 'created_at'>;
+  Pick<
+    EnrichmentJobsTable,
+    'form_submission_id' | 'person_id' | 'email' | 'name' | 'company' | 'created_at' | 'person_created'
+  >;
 
 /** What a successful run found. */
 export interface Enrichment {
@@ -100,7 +106,13 @@ export async function failEnrichment(tx: TenantScope, clock: Clock, job: Enrichm
  * person's empty fields filled (through the persons module, so the account link follows), the
  * account's latestActivityAt moved to the submission's time. Never overwrites what the tenant set.
  */
-export async function completeEnrichment(tx: TenantScope, clock: Clock, job: EnrichmentJob, outcome: Enrichment) {
+export async function completeEnrichment(
+  tx: TenantScope,
+  clock: Clock,
+  job: EnrichmentJob,
+  outcome: Enrichment,
+  options: { createsAccounts: boolean },
+) {
   await q.finishJob(tx, job.form_submission_id, isoNow(clock), {
     status: 'enriched',
     provider: outcome.provider,
@@ -108,11 +120,19 @@ export async function completeEnrichment(tx: TenantScope, clock: Clock, job: Enr
   });
 
   const fieldsFilled: string[] = [];
-  const ensured = await ensureAccount(tx, clock, outcome.domain, outcome.findings.companyName);
-  if (ensured.created) fieldsFilled.push('account');
-  if (ensured.nameFilled || (ensured.created && ensured.account.name !== null)) fieldsFilled.push('account.name');
+  // A visitor's email creates an account only where the tenant opted in (FORM_CREATES_ACCOUNTS).
+  let accountId: string | null = null;
+  if (options.createsAccounts) {
+    const ensured = await ensureAccount(tx, clock, outcome.domain, outcome.findings.companyName);
+    if (ensured.created) fieldsFilled.push('account');
+    if (ensured.nameFilled || (ensured.created && ensured.account.name !== null)) fieldsFilled.push('account.name');
+    accountId = ensured.account.accountId;
+  } else {
+    accountId = (await findAccountByDomain(tx, outcome.domain))?.id ?? null;
+  }
 
-  const person = await findPerson(tx, job.person_id);
+  // Only a person this submission created is filled in: a visitor never changes an existing person.
+  const person = job.person_created ? await findPerson(tx, job.person_id) : undefined;
   if (person !== undefined) {
     const patch: { domain?: string; name?: string } = {};
     if (person.domain === null) patch.domain = outcome.domain;
@@ -122,13 +142,14 @@ export async function completeEnrichment(tx: TenantScope, clock: Clock, job: Enr
     if (patch.name !== undefined) fieldsFilled.push('person.name');
     if (Object.keys(patch).length > 0) await patchPerson(tx, clock, job.person_id, patch);
   }
-  // The submission is activity of the company, whether or not the person links to it.
-  await recordAccountActivity(tx, outcome.domain, job.created_at);
+  // The submission is activity of the company, whether or not the person links to it (opted in only:
+  // otherwise a visitor could make any company look interested).
+  if (options.createsAccounts) await recordAccountActivity(tx, outcome.domain, job.created_at);
 
   await appendEvent(tx, clock, 'form.enriched', {
     formSubmissionId: job.form_submission_id,
     person: await personShown(tx, job.person_id),
-    account: await getAccount(tx, ensured.account.accountId),
+    account: accountId === null ? null : await getAccount(tx, accountId),
     enrichment: { provider: outcome.provider, fieldsFilled },
   });
 }

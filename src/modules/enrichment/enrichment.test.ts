@@ -48,6 +48,7 @@ describe('enqueueEnrichment', () => {
       company: 'Once Corp',
       pageId: newId('page'),
       audienceId: newId('audience'),
+      personCreated: true,
     };
     t.notified.length = 0;
     await alice.scope.transaction((tx) => enqueueEnrichment(tx, request, t.clock));
@@ -79,7 +80,16 @@ describe('enqueueEnrichment', () => {
       alice.scope.transaction(async (tx) => {
         await enqueueEnrichment(
           tx,
-          { formSubmissionId, personId, email: 'x@y.example', name: null, company: null, pageId: 'p', audienceId: 'a' },
+          {
+            formSubmissionId,
+            personId,
+            email: 'x@y.example',
+            name: null,
+            company: null,
+            pageId: 'p',
+            audienceId: 'a',
+            personCreated: true,
+          },
           t.clock,
         );
         throw new Error('the submission failed');

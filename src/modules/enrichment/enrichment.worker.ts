@@ -39,6 +39,8 @@ const LEASE_SLACK_MS = 10 * SECOND_MS;
 
 export interface EnrichmentDeps extends LeasedJobDeps {
   enricher: Enricher;
+  /** FORM_CREATES_ACCOUNTS: a submission's email domain may create an account (docs/forms.md#identity). */
+  createsAccounts: boolean;
   settings: LeaseSettings;
 }
 
@@ -50,11 +52,12 @@ export function enrichmentJobs(deps: EnrichmentDeps) {
       channel: ENRICHMENT_CHANNEL,
       table: 'enrichment_jobs',
       key: 'form_submission_id',
-      columns: ['person_id', 'email', 'name', 'company', 'created_at'],
+      columns: ['person_id', 'email', 'name', 'company', 'created_at', 'person_created'],
       statuses: { waiting: ['queued'], running: 'processing' },
       settings: deps.settings,
       work: (job) => enrich(deps, job),
-      complete: (tx, job, found) => completeEnrichment(tx, clock, job, found),
+      complete: (tx, job, found) =>
+        completeEnrichment(tx, clock, job, found, { createsAccounts: deps.createsAccounts }),
       fail: (tx, job, failure) => failEnrichment(tx, clock, job, failure),
       interrupted: (job) => ({
         provider: enricher.name,
@@ -114,7 +117,12 @@ function configuredEnricher(config: Config): { enricher: Enricher; leaseMs: numb
 
 export function enrichmentWorker(ctx: WorkerContext): BackgroundWorker {
   const { enricher, leaseMs } = configuredEnricher(ctx.config);
-  const worker = enrichmentJobs({ ...ctx, enricher, settings: { ...ENRICHMENT_SETTINGS, leaseMs } }).worker();
+  const worker = enrichmentJobs({
+    ...ctx,
+    enricher,
+    createsAccounts: ctx.config.formCreatesAccounts,
+    settings: { ...ENRICHMENT_SETTINGS, leaseMs },
+  }).worker();
   return {
     ...worker,
     stop: async () => {

@@ -137,10 +137,11 @@ async function recordOnce(
   const log = await writePersonLog(tx, clock, {
     source: 'page-form',
     type: 'form-submitted',
-    // The entry is about the person: the submission as events show it, less its personId.
-    payload: { ...references(draft), ...contents(draft) },
+    // The entry is about the person: the submission as events show it, less its personId; what
+    // the visitor typed is marked as such. The email alone finds the person (or names a new one):
+    // the phone number stays submitted data, never a person's (docs/forms.md#identity).
+    payload: { ...references(draft), ...contents(draft), identityVerified: false },
     email: draft.email,
-    phoneNumber: draft.phone_number ?? undefined,
     name: draft.name ?? undefined,
   });
   const row: q.NewFormSubmission = { ...draft, person_id: log.body.personId };
@@ -159,7 +160,7 @@ async function recordOnce(
       now: submission.createdAt,
     });
   }
-  await announce(tx, clock, submission);
+  await announce(tx, clock, submission, log.body.createdPerson);
   return { submission, created: true };
 }
 
@@ -207,7 +208,7 @@ function newSubmission(clock: Clock, input: SubmitInput, key: { dedupeKey: strin
 }
 
 /** What follows a new submission: `form.submitted` in the outbox, and its enrichment queued. */
-async function announce(tx: TenantScope, clock: Clock, submission: FormSubmission) {
+async function announce(tx: TenantScope, clock: Clock, submission: FormSubmission, personCreated: boolean) {
   const { pageId, audienceId } = submission;
   const [person, names] = await Promise.all([
     getPerson(tx, submission.personId),
@@ -230,6 +231,7 @@ async function announce(tx: TenantScope, clock: Clock, submission: FormSubmissio
       company: submission.company,
       pageId,
       audienceId,
+      personCreated,
     },
     clock,
   );

@@ -47,7 +47,13 @@ function post(
     method: 'POST',
     url: path,
     remoteAddress: options.ip ?? nextIp(),
-    headers: { host: options.host ?? HOST, 'content-type': type, ...options.headers },
+    // A browser's User-Agent: declared bots are refused (docs/forms.md, Abuse controls).
+    headers: {
+      host: options.host ?? HOST,
+      'content-type': type,
+      'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      ...options.headers,
+    },
     payload,
   });
 }

@@ -12,6 +12,7 @@ import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { htmlHeaders } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
 import { AGENT_PATH } from './site.render.js';
+import { clientKey } from '../../http/client-address.js';
 
 /** A question is small: the view and session tokens and up to a few thousand characters. */
 const ASK_BODY_LIMIT = 16 * 1024;
@@ -152,7 +153,7 @@ export const agentRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tenant
       const body = (request.body ?? {}) as Partial<PostedQuestion>;
       const posted = { v: body.v, q: body.q, s: body.s };
       const question = typeof posted.q === 'string' ? posted.q.slice(0, 2000) : '';
-      const tooMany = limited(clients, request.ip, reply, 'from your address');
+      const tooMany = limited(clients, clientKey(request.ip), reply, 'from your address');
       if (tooMany !== null) return refuse(request, reply, json, tooMany, question);
       const audienceId = agent.audienceOf(tenantId, posted.v);
       if (audienceId === null)

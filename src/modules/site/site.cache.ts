@@ -16,6 +16,8 @@ export interface RenderedEntry {
   /** Strong validator of the identity bytes: `"<base64url sha-256>"`. */
   etag: string;
   csp: string;
+  /** A 1:1 page (its audience addresses a person): served `private`, `noindex` (site.headers.ts). */
+  personal: boolean;
   br?: Buffer;
   gzip?: Buffer;
 }
@@ -85,10 +87,10 @@ export class PageCache {
   }
 
   /** Keeps a page's bytes under `pageKey`, and compresses them in the background. */
-  addPage(pageKey: string, html: string, csp: string): RenderedEntry {
+  addPage(pageKey: string, html: string, csp: string, personal = false): RenderedEntry {
     const body = Buffer.from(html, 'utf8');
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-    const entry: RenderedEntry = { body, etag, csp };
+    const entry: RenderedEntry = { body, etag, csp, personal };
     this.#pages.set(pageKey, { entry, routes: new Set() });
     void this.#compress(pageKey, entry);
     return entry;

@@ -6,6 +6,7 @@ import { SessionIngest } from '../audience-sessions/index.js';
 import { CollectService } from './site.collect.service.js';
 import { sendErrorPage } from './site.error-pages.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
+import { clientKey } from '../../http/client-address.js';
 
 /** The page script's reports are small (sent as text/plain by `navigator.sendBeacon`). */
 const COLLECT_BODY_LIMIT = 8 * 1024;
@@ -51,7 +52,7 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
       if (site === 'cross-site' || site === 'same-site') {
         throw new AppError('cross_origin_request', 'Events are accepted from the page’s own origin only.');
       }
-      limit(clients, request.ip, reply, 'from this address');
+      limit(clients, clientKey(request.ip), reply, 'from this address');
       // Global Privacy Control, and declared crawlers: nothing is recorded (docs/pages-runtime.md).
       if (request.headers['sec-gpc'] === '1' || isbot(request.headers['user-agent'] ?? '')) {
         return reply.code(204).send();

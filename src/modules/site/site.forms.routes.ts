@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isbot } from 'isbot';
 import { AppError } from '../../http/errors.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
@@ -6,8 +7,9 @@ import { requestHostname } from '../../lib/domain-name.js';
 import { FORM_LIMITS } from '../form-submissions/index.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { FormService } from './site.forms.service.js';
-import { htmlHeaders } from './site.headers.js';
+import { htmlHeaders, loggedPagePath } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
+import { clientKey } from '../../http/client-address.js';
 
 /** The largest form body accepted (docs/forms.md, Limits). */
 const FORM_BODY_LIMIT = FORM_LIMITS.bodyBytes;
@@ -105,7 +107,11 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     if (!FORM_TYPES.has(mediaType(request))) {
       return sendProblem(request, reply, new AppError('unsupported_media_type', UNSUPPORTED_FORM));
     }
-    const taken = clients?.take(request.ip);
+    // A client that says it is a bot (crawler, monitor, script library) sends no forms.
+    if (isbot(request.headers['user-agent'] ?? '')) {
+      return sendProblem(request, reply, new AppError('bot_refused', 'Forms are not accepted from automated clients.'));
+    }
+    const taken = clients?.take(clientKey(request.ip));
     if (taken === undefined || taken.ok) return null;
     reply.header('retry-after', String(taken.retryAfterSeconds));
     if (!json) return sendErrorPage(reply, 429);
@@ -127,6 +133,8 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     errorHandler: bodyErrors,
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store');
+      // A form's address may be a person's page: its last segment never reaches the log.
+      request.logPath = loggedPagePath(request.url.split('?', 1)[0]!, null);
       const json = wantsJson(request);
       const refused = refuseEarly(request, reply, json);
       if (refused !== null) return refused;

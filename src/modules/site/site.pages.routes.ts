@@ -3,12 +3,11 @@ import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { etagFor, notModified, representation } from './site.cache.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
-import { htmlHeaders } from './site.headers.js';
+import { htmlHeaders, loggedPagePath, pageCacheHeaders } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
 import { staticAssets } from './site.static.js';
+import { clientKey } from '../../http/client-address.js';
 
-/** Shared and browser caches may keep a page a minute, and serve it stale for ten while they refetch. */
-const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
 
@@ -37,7 +36,7 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
 
   /** A page that is not there: 404/410, counted against the client's budget of misses. */
   const miss = (request: FastifyRequest, reply: FastifyReply, status: 404 | 410) => {
-    misses?.take(request.ip);
+    misses?.take(clientKey(request.ip));
     return sendErrorPage(reply, status);
   };
 
@@ -47,14 +46,17 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     // The bytes are compressed once per version (site.cache.ts), never per response.
     compress: false,
     handler: async (request, reply) => {
-      if (misses !== null && !misses.allows(request.ip)) return sendErrorPage(reply.header('retry-after', '60'), 429);
+      const path = request.url.split('?', 1)[0]!;
+      request.logPath = loggedPagePath(path, null);
+      if (misses !== null && !misses.allows(clientKey(request.ip)))
+        return sendErrorPage(reply.header('retry-after', '60'), 429);
       const host = requestHostname(request.headers.host) ?? '';
-      const outcome = await pages.page(host, request.url.split('?', 1)[0]!, origin(request));
+      const outcome = await pages.page(host, path, origin(request));
       if (outcome.status !== 200) return miss(request, reply, outcome.status);
       const { entry } = outcome;
+      request.logPath = loggedPagePath(path, entry.personal);
       const { encoding, bytes } = representation(entry, request.headers['accept-encoding']);
-      htmlHeaders(reply, entry.csp)
-        .header('cache-control', PAGE_CACHE_CONTROL)
+      pageCacheHeaders(htmlHeaders(reply, entry.csp), entry.personal)
         .header('etag', etagFor(entry, encoding))
         .header('vary', 'Accept-Encoding');
       if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();

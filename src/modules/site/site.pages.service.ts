@@ -94,8 +94,8 @@ export class PageService {
   #rendered(pageKey: string, resolution: Extract<Resolution, { status: 200 }>, origin: string) {
     let pending = this.#rendering.get(pageKey);
     if (pending === undefined) {
-      const { tenantId, versionId, audienceId } = resolution;
-      pending = this.#render(pageKey, tenantId, versionId, audienceId, origin).finally(() =>
+      const { tenantId, versionId, audienceId, personal } = resolution;
+      pending = this.#render(pageKey, tenantId, versionId, audienceId, origin, personal).finally(() =>
         this.#rendering.delete(pageKey),
       );
       this.#rendering.set(pageKey, pending);
@@ -108,10 +108,17 @@ export class PageService {
     return { ...this.#cache.stats(), hits: this.#hits, misses: this.#misses };
   }
 
-  async #render(key: string, tenantId: string, versionId: string, audienceId: string, origin: string) {
+  async #render(
+    key: string,
+    tenantId: string,
+    versionId: string,
+    audienceId: string,
+    origin: string,
+    personal: boolean,
+  ) {
     const model = await this.#model(tenantId, versionId);
     const { html, csp } = this.render(model, tenantId, audienceId, origin, null);
-    return this.#cache.addPage(key, html, csp);
+    return this.#cache.addPage(key, html, csp, personal);
   }
 
   async #model(tenantId: string, versionId: string): Promise<PageModel> {

@@ -46,6 +46,8 @@ function candidates(db: Kysely<DB>, v: { host: string; path: string; parent: str
         'a.id as audience_id',
         'a.page_id',
         'a.archived_at as audience_archived_at',
+        'a.person_id',
+        'a.person_route_key',
         'p.status as page_status',
         'p.deleted_at as page_deleted_at',
         'v.id as version_id',

@@ -15,7 +15,16 @@ import { findCandidates, type Candidate } from './site.queries.js';
  * after the same two statements, so route keys cannot be told from missing pages.
  */
 export type Resolution =
-  | { status: 200; tenantId: string; versionId: string; audienceId: string; pageId: string; pageLinkId: string }
+  | {
+      status: 200;
+      tenantId: string;
+      versionId: string;
+      audienceId: string;
+      pageId: string;
+      pageLinkId: string;
+      /** A 1:1 page: its audience addresses a person (or has a person route key). */
+      personal: boolean;
+    }
   | { status: 404 }
   | { status: 410 };
 
@@ -68,6 +77,7 @@ function choose(candidates: Candidate[]): Resolution {
     audienceId: chosen.audience_id,
     pageId: chosen.page_id,
     pageLinkId: chosen.link_id,
+    personal: chosen.person_id !== null || chosen.person_route_key !== null,
   };
 }
 

@@ -98,7 +98,14 @@ describe('routing', () => {
       t.app.inject({
         method: 'POST',
         url: '/v0/tenant_domains',
-        headers: { host: HOST, 'x-api-key': alice.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          host: HOST,
+          'x-api-key': alice.apiKey,
+          'content-type': 'application/x-www-form-urlencoded',
+          // a browser's: a declared bot's form post is refused before the path is looked at (403)
+          'user-agent':
+            'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+        },
         payload: 'hostname=x.example',
       }),
     );

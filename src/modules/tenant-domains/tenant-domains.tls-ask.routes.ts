@@ -4,6 +4,7 @@ import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import { pageHostsFor } from './tenant-domains.hosts.js';
 import { serviceHostnames } from './tenant-domains.service.js';
+import { clientKey } from '../../http/client-address.js';
 
 /** Refused asks per second per client (bursts of `TLS_ASK_REFUSALS_BURST`); answers of 200 are not limited. */
 export const TLS_ASK_REFUSALS_PER_SECOND = 20;
@@ -35,7 +36,7 @@ export const tlsAskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.header('cache-control', 'no-store');
       const name = requestHostname(request.query.domain);
       if (name !== null && (hosts.has(name) || own.has(name))) return reply.code(200).send();
-      const limit = refusals.take(request.ip);
+      const limit = refusals.take(clientKey(request.ip));
       if (!limit.ok) return reply.code(429).header('retry-after', String(limit.retryAfterSeconds)).send();
       return reply.code(404).send();
     },
