@@ -16,14 +16,15 @@ import {
   type AudienceBatchItem as BatchItem,
   type AudienceBatchResult,
 } from './audiences.schemas.js';
-import { createAudience, getAudience } from './audiences.service.js';
+import { createAudienceOnLockedPage, getAudience } from './audiences.service.js';
 
 /**
  * Creating audiences in bulk: `POST /v0/pages/{page_id}/audiences/batch` and the CSV import
  * (audiences.import.ts) run every item through `importItem`, which finds or creates whom the item
  * addresses with the rules of `POST /v0/person_logs` (persons' resolvePerson) and then either
- * answers the audience that identity already has on the page or creates one with createAudience
- * (the API's one create path, which queues the first generation). docs/api.md, Importing audiences.
+ * answers the audience that identity already has on the page or creates one with createAudience's
+ * checks and writes (createAudienceOnLockedPage: the API's one create path, which queues the first
+ * generation). docs/api.md, Importing audiences.
  */
 
 type BatchOutcome = 'created' | 'existing' | 'error';
@@ -153,15 +154,20 @@ async function importItem(
       problem: null,
     };
   }
-  const audience = await rebased('', () =>
-    createAudience(tx, clock, pageId, { ...input, personId, accountId: personId === null ? accountId : null }),
+  // The page is locked and open (above): createAudience's writes without a second look at it.
+  const audienceId = await rebased('', () =>
+    createAudienceOnLockedPage(tx, clock, pageId, {
+      ...input,
+      personId,
+      accountId: personId === null ? accountId : null,
+    }),
   );
   return {
     outcome: 'created',
-    audienceId: audience.audienceId,
+    audienceId,
     personId,
     accountId: personId === null ? accountId : null,
-    audience: withAudience ? audience : null,
+    audience: withAudience ? await getAudience(tx, pageId, audienceId) : null,
     problem: null,
   };
 }

@@ -199,6 +199,11 @@ async function failVersion(tx: TenantScope, clock: Clock, job: VersionJob, { rea
   });
 }
 
+async function takesVersionsLive(tx: TenantScope, pageId: string): Promise<boolean> {
+  const page = await findPage(tx, pageId);
+  return page?.status === 'published' && !page.review_before_publish;
+}
+
 /**
  * Records a successful attempt: the version becomes a draft, an older draft is retired, and when
  * the page is published and does not review versions first (or `publish` is set) the draft is
@@ -233,9 +238,9 @@ async function completeVersion(
   }
   const pageId = await pageIdOf(tx, job.audience_id);
   await emitVersionEvent(tx, clock, 'page.version.processed', pageId, job.id, { outcome: 'draft' });
-  const page = await findPage(tx, pageId);
   // A published page takes its new versions live, unless its tenant reviews them first (0075).
-  if (publish || (page?.status === 'published' && !page.review_before_publish)) {
+  // (`publish`: live whatever the page says, so the page is not read: an audience's first version.)
+  if (publish || (await takesVersionsLive(tx, pageId))) {
     await publishVersion(tx, clock, pageId, job.audience_id, job.id);
     return 'published';
   }

@@ -197,31 +197,41 @@ export async function seedAudience(
 ): Promise<{ audienceId: string; versionId: string }> {
   return scope.transaction(async (tx) => {
     await visiblePage(tx, input.pageId, { lock: true });
-    const audienceId = newId('audience');
-    await q.insertAudience(tx, {
-      id: audienceId,
-      page_id: input.pageId,
-      computed_name: input.computedName,
-      custom_name: input.customName ?? null,
-      is_new_page_agent: input.isNewPageAgent ?? false,
-      person_id: input.personId ?? null,
-      account_id: input.accountId ?? null,
-      person_route_key: input.personRouteKey ?? null,
-      action_form_id_override: input.actionFormIdOverride ?? null,
-      action_form_instructions_override: input.actionFormInstructionsOverride ?? null,
-      action_url_override: input.actionUrlOverride ?? null,
-      supplementary_context: input.supplementaryContext ?? null,
-      metadata_override: input.metadataOverride ? json(input.metadataOverride) : null,
-      created_at: isoNow(clock),
-    });
-    await addToAudiencesCount(tx, input.pageId, 1);
-    const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
-    const step = await generateNow(tx, clock, version.versionId, { generator, publish: true });
-    if (step.outcome !== 'completed' || step.completion !== 'published') {
-      throw new Error(`the first version of the audience was not published: ${step.outcome}`);
-    }
-    return { audienceId, versionId: version.versionId };
+    return insertSeededAudience(tx, clock, input, generator);
   });
+}
+
+/** seedAudience's writes, inside `tx` whose caller holds the page's lock. */
+async function insertSeededAudience(
+  tx: TenantScope,
+  clock: Clock,
+  input: NewAudience,
+  generator: VersionGenerator,
+): Promise<{ audienceId: string; versionId: string }> {
+  const audienceId = newId('audience');
+  await q.insertAudience(tx, {
+    id: audienceId,
+    page_id: input.pageId,
+    computed_name: input.computedName,
+    custom_name: input.customName ?? null,
+    is_new_page_agent: input.isNewPageAgent ?? false,
+    person_id: input.personId ?? null,
+    account_id: input.accountId ?? null,
+    person_route_key: input.personRouteKey ?? null,
+    action_form_id_override: input.actionFormIdOverride ?? null,
+    action_form_instructions_override: input.actionFormInstructionsOverride ?? null,
+    action_url_override: input.actionUrlOverride ?? null,
+    supplementary_context: input.supplementaryContext ?? null,
+    metadata_override: input.metadataOverride ? json(input.metadataOverride) : null,
+    created_at: isoNow(clock),
+  });
+  await addToAudiencesCount(tx, input.pageId, 1);
+  const version = await createVersionIn(tx, clock, { pageId: input.pageId, audienceId, operationKey: null });
+  const step = await generateNow(tx, clock, version.versionId, { generator, publish: true });
+  if (step.outcome !== 'completed' || step.completion !== 'published') {
+    throw new Error(`the first version of the audience was not published: ${step.outcome}`);
+  }
+  return { audienceId, versionId: version.versionId };
 }
 
 /** What an audience created over the API addresses and carries (the create body without its key). */
@@ -302,16 +312,37 @@ export async function createAudience(
   return scope.transaction(async (tx) => {
     const page = await visiblePage(tx, pageId, { lock: true });
     if (page.status === 'archived') throw pageArchived(pageId);
-    const who = await addressee(tx, input);
-    // The page row is locked: two creates on one page cannot both take a key.
-    const personRouteKey = input.personRouteKey ?? randomRouteKey();
-    if (await q.routeKeyTaken(tx, pageId, personRouteKey)) {
-      throw new AppError('route_key_taken', `An audience of page "${pageId}" already has this personRouteKey.`, [
-        { path: '/body/personRouteKey', message: 'is already the key of another audience of this page' },
-      ]);
-    }
-    const metadataOverride = input.metadataOverride === undefined ? null : mergeMetadata(null, input.metadataOverride);
-    const { audienceId } = await seedAudience(tx, clock, {
+    const audienceId = await createAudienceOnLockedPage(tx, clock, pageId, input);
+    // The page row read above is the page as it is (locked): no second read of it for the answer.
+    const [audience] = await withVersions(tx, [(await q.findAudience(tx, pageId, audienceId))!], page.metadata);
+    return audience!;
+  });
+}
+
+/**
+ * createAudience's checks and writes for a caller that holds the lock of a page it found not
+ * archived, inside its transaction (the batch endpoint and the CSV import, per item): the new
+ * audience's id, without reading it back.
+ */
+export async function createAudienceOnLockedPage(
+  tx: TenantScope,
+  clock: Clock,
+  pageId: string,
+  input: AudienceInput,
+): Promise<string> {
+  const who = await addressee(tx, input);
+  // The page row is locked: two creates on one page cannot both take a key.
+  const personRouteKey = input.personRouteKey ?? randomRouteKey();
+  if (await q.routeKeyTaken(tx, pageId, personRouteKey)) {
+    throw new AppError('route_key_taken', `An audience of page "${pageId}" already has this personRouteKey.`, [
+      { path: '/body/personRouteKey', message: 'is already the key of another audience of this page' },
+    ]);
+  }
+  const metadataOverride = input.metadataOverride === undefined ? null : mergeMetadata(null, input.metadataOverride);
+  const { audienceId } = await insertSeededAudience(
+    tx,
+    clock,
+    {
       pageId,
       ...who,
       customName: input.customName ?? null,
@@ -322,8 +353,9 @@ export async function createAudience(
       actionUrlOverride: input.actionUrlOverride ?? null,
       supplementaryContext: input.supplementaryContext ?? null,
       metadataOverride,
-    });
-    await createVersionIn(tx, clock, { pageId, audienceId, operationKey: null });
-    return getAudience(tx, pageId, audienceId);
-  });
+    },
+    builtinWriter,
+  );
+  await createVersionIn(tx, clock, { pageId, audienceId, operationKey: null });
+  return audienceId;
 }
