@@ -351,6 +351,48 @@ export const siteScenario: BenchScenario = {
     }
     console.log(`  session updates: ${SESSIONS} session rows and their maxima exact: ${exact}`);
 
+    // 4b. The same updates driven by wrk (the load above runs autocannon in this process, to see
+    // every response): throughput without the loader on the service's cores. wrk reports totals
+    // only, so the check is by bounds: every session got an update of this load (rounds from
+    // `base` on) and none holds more than the highest round in the rotation.
+    const base = Math.max(...sent) + 1;
+    const wrkUpdates = await ctx.load({
+      name: 'POST /_ap/collect session updates (wrk)',
+      path: '/_ap/collect',
+      method: 'POST',
+      headers: { host: HOST, 'user-agent': UA },
+      body: (n: number) => ({
+        t: 'update',
+        s: tokens[n % SESSIONS],
+        e: 0,
+        d: Math.min(100, base + round(n)),
+        c: base + round(n),
+        x: false,
+      }),
+      noCeiling: true,
+    });
+    await sleep(500);
+    if (Number(wrkUpdates.extra?.requests ?? 0) > SESSIONS + CONNECTIONS) {
+      const highest = base + round(duration * 20_000 * ((wrkUpdates.extra?.rounds as unknown[]).length || 1) - 1);
+      const after = await scope
+        .selectFrom('audience_sessions')
+        .select(['id', 'total_clicks_count', 'max_scroll_depth_percentage'])
+        .where('id', 'in', ids)
+        .execute();
+      const bad = after.filter(
+        (r) =>
+          r.total_clicks_count < base ||
+          r.total_clicks_count > highest ||
+          r.max_scroll_depth_percentage !== Math.min(100, r.total_clicks_count),
+      );
+      const ok = after.length === SESSIONS && bad.length === 0;
+      console.log(
+        `  session updates (wrk): ${SESSIONS} session rows within [${base}, ${highest}]: ${ok ? 'exact' : 'WRONG'}`,
+      );
+      if (!ok) problems.push(`session updates (wrk): ${bad.length} rows out of bounds, e.g. ${JSON.stringify(bad[0])}`);
+      Object.assign(wrkUpdates.extra ?? (wrkUpdates.extra = {}), { sessionRowsWithinBounds: ok });
+    }
+
     // 5. Page serving's p99 idle, then while collection is saturated (wrk for each, at once).
     const pageLoad = {
       baseUrl: ctx.service.baseUrl,
