@@ -425,51 +425,55 @@ export const siteScenario: BenchScenario = {
     }
 
     // 5. Page serving's p99 idle, then while collection is saturated (wrk for each, at once).
-    const pageLoad = {
-      baseUrl: ctx.service.baseUrl,
-      headers: { host: HOST },
-      requests: [{ method: 'GET', path: PATH }],
-      connections: 10,
-      durationSeconds: duration,
-    };
-    const idle = await runLoad(pageLoad);
-    const beforeFlood = await sessionRows();
-    const [busy, flood] = (await Promise.all([
-      sleep(300).then(() => runLoad(pageLoad)),
-      runLoad({
+    // (Run unless BENCH_LOADS names other loads only, as ctx.load does for its loads.)
+    const onlyLoads = process.env.BENCH_LOADS?.split(',').map((part) => part.trim());
+    if (!onlyLoads || onlyLoads.some((part) => 'GET page by Host, collect saturated'.includes(part))) {
+      const pageLoad = {
         baseUrl: ctx.service.baseUrl,
-        headers: collectHeaders,
-        requests: [{ method: 'POST', path: '/_ap/collect', body: JSON.stringify(startBody) }],
-        connections: CONNECTIONS,
-        durationSeconds: duration + 1,
-      }),
-    ])) as [LoadResult, LoadResult];
-    const floodExact = await checkStarts(
-      'visit starts beside the page load',
-      beforeFlood,
-      flood.requests - flood.non2xx,
-      CONNECTIONS,
-    );
-    const p99Ratio = Math.round((busy.p99Ms / Math.max(0.01, idle.p99Ms)) * 100) / 100;
-    const record = (name: string, r: LoadResult, extra: Record<string, unknown>) =>
-      ctx.record({
-        scenario: 'site',
-        name,
-        requestsPerSecond: r.requestsPerSecond,
-        p50Ms: r.p50Ms,
-        p99Ms: r.p99Ms,
-        responseBytes: r.bytesPerResponse,
-        non2xx: r.non2xx,
-        errors: r.errors,
-        ratioToCeiling: null,
-        extra: { ...extra, requests: r.requests },
-      });
-    record('GET page by Host, 10 connections, idle', idle, {});
-    record('GET page by Host, 10 connections, collect saturated', busy, { p99RatioToIdle: p99Ratio });
-    record('POST /_ap/collect visit starts, beside the page load', flood, { sessionRowsExact: floodExact });
-    console.log(
-      `  page p99 while collect is saturated: ${busy.p99Ms} ms vs ${idle.p99Ms} ms idle (${p99Ratio}×, target ≤ 3×)`,
-    );
+        headers: { host: HOST },
+        requests: [{ method: 'GET', path: PATH }],
+        connections: 10,
+        durationSeconds: duration,
+      };
+      const idle = await runLoad(pageLoad);
+      const beforeFlood = await sessionRows();
+      const [busy, flood] = (await Promise.all([
+        sleep(300).then(() => runLoad(pageLoad)),
+        runLoad({
+          baseUrl: ctx.service.baseUrl,
+          headers: collectHeaders,
+          requests: [{ method: 'POST', path: '/_ap/collect', body: JSON.stringify(startBody) }],
+          connections: CONNECTIONS,
+          durationSeconds: duration + 1,
+        }),
+      ])) as [LoadResult, LoadResult];
+      const floodExact = await checkStarts(
+        'visit starts beside the page load',
+        beforeFlood,
+        flood.requests - flood.non2xx,
+        CONNECTIONS,
+      );
+      const p99Ratio = Math.round((busy.p99Ms / Math.max(0.01, idle.p99Ms)) * 100) / 100;
+      const record = (name: string, r: LoadResult, extra: Record<string, unknown>) =>
+        ctx.record({
+          scenario: 'site',
+          name,
+          requestsPerSecond: r.requestsPerSecond,
+          p50Ms: r.p50Ms,
+          p99Ms: r.p99Ms,
+          responseBytes: r.bytesPerResponse,
+          non2xx: r.non2xx,
+          errors: r.errors,
+          ratioToCeiling: null,
+          extra: { ...extra, requests: r.requests },
+        });
+      record('GET page by Host, 10 connections, idle', idle, {});
+      record('GET page by Host, 10 connections, collect saturated', busy, { p99RatioToIdle: p99Ratio });
+      record('POST /_ap/collect visit starts, beside the page load', flood, { sessionRowsExact: floodExact });
+      console.log(
+        `  page p99 while collect is saturated: ${busy.p99Ms} ms vs ${idle.p99Ms} ms idle (${p99Ratio}×, target ≤ 3×)`,
+      );
+    }
 
     // Every session of the audience counted once in the hourly rollup.
     const allRows = await sessionRows();
