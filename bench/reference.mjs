@@ -7,6 +7,8 @@
 //                         statement, serialized with the service's own response schema
 //                         (dist/modules/pages/pages.schemas.js), the rows already in the
 //                         response's shape (camelCase aliases, JSON columns as stored JSON).
+//   GET /constant/:bytes  a constant HTML buffer of that size (no key, no database): the page
+//                         cache's hit beside Fastify answering bytes it already has.
 // so "× ceiling" of the service and of the stack alone can be read side by side.
 //   node bench/reference.mjs sqlite FILE | postgres URL      (prints {"port":…} when listening)
 import Database from 'better-sqlite3';
@@ -198,6 +200,7 @@ async function postgresReader(url) {
 const reader = engine === 'postgres' ? await postgresReader(where) : await sqliteReader(where);
 const app = Fastify({ logger: false });
 app.addHook('onRequest', async (request, reply) => {
+  if (request.routeOptions.config.open === true) return;
   if (request.headers['x-api-key'] !== KEY) return reply.code(401).send({ title: 'Unauthorized' });
 });
 const properties = Object.fromEntries(COLUMNS.map((c) => [c, { type: ['string', 'null'] }]));
@@ -240,6 +243,31 @@ app.get(
       nextCursor: hasMore ? Buffer.from(rows.at(-1).pageId).toString('base64url') : null,
       totalCount,
     };
+  },
+);
+// GET /constant/:bytes — a constant HTML buffer of that size, no key, no database (issue 27): what
+// Fastify itself costs for a response whose bytes are ready, beside the page cache's hit.
+const constants = new Map();
+app.get(
+  '/constant/:bytes',
+  {
+    config: { open: true },
+    schema: {
+      params: {
+        type: 'object',
+        properties: { bytes: { type: 'integer', minimum: 1, maximum: 1_000_000 } },
+        required: ['bytes'],
+      },
+    },
+  },
+  async (request, reply) => {
+    const { bytes } = request.params;
+    let body = constants.get(bytes);
+    if (body === undefined) {
+      body = Buffer.from(`<!doctype html><html><body>${'x'.repeat(Math.max(0, bytes - 40))}</body></html>`);
+      constants.set(bytes, body);
+    }
+    return reply.header('content-type', 'text/html; charset=utf-8').send(body);
   },
 );
 await app.listen({ port: 0, host: '127.0.0.1' });

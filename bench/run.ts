@@ -260,6 +260,8 @@ async function runEngine(engine: Engine) {
               }
             : {}),
           loadAverageBefore: Math.round(loadAverage * 100) / 100,
+          // Responses over all rounds (a scenario checks what they wrote against it).
+          requests: results.reduce((s, r) => s + r.requests, 0),
           rounds: results.map((r) => ({
             requestsPerSecond: r.requestsPerSecond,
             p50Ms: r.p50Ms,
