@@ -15,6 +15,7 @@ import {
   setSessionCookie,
   setUserOf,
 } from './console.http.js';
+import { consoleAudiencesRoutes } from './console.audiences.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
@@ -116,6 +117,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
           setUserOf(request, user);
         });
         await area.register(consolePagesRoutes);
+        await area.register(consoleAudiencesRoutes);
         await area.register(consoleUsersRoutes);
       });
     },
