@@ -16,6 +16,7 @@ import {
   setUserOf,
 } from './console.http.js';
 import { consoleAudiencesRoutes } from './console.audiences.routes.js';
+import { consoleImportRoutes } from './console.import.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
@@ -118,6 +119,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         });
         await area.register(consolePagesRoutes);
         await area.register(consoleAudiencesRoutes);
+        await area.register(consoleImportRoutes);
         await area.register(consoleUsersRoutes);
       });
     },
