@@ -14,12 +14,12 @@ import { validatorCompiler } from '../../http/validation.js';
 export type FieldErrors = Record<string, string>;
 
 /** A problem's path (`/body/x/0/y` or `/x/0/y`) as a form field name (`x.0.y`). */
-export function fieldOfPath(path: string): string {
+function fieldOfPath(path: string): string {
   const rest = path === '/body' ? '' : path.startsWith('/body/') ? path.slice(6) : path.replace(/^\//, '');
   return rest.split('/').join('.');
 }
 
-export function fieldErrorsOf(errors: FieldError[], detail?: string): FieldErrors {
+function fieldErrorsOf(errors: FieldError[], detail?: string): FieldErrors {
   const out: FieldErrors = {};
   for (const e of errors) {
     const field = fieldOfPath(e.path);
@@ -69,7 +69,7 @@ export function bodyChecker(schema: TSchema): (value: unknown) => AppError | und
 }
 
 /** The id of a field's element (`f-actions-0-url`). */
-export function fieldId(name: string): string {
+function fieldId(name: string): string {
   return `f-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 }
 
