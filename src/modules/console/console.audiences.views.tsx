@@ -171,7 +171,7 @@ export function renderAudienceView(options: {
                 <th scope="col">Version</th>
                 <th scope="col">Status</th>
                 <th scope="col">Generator</th>
-                <th scope="col" class="num">
+                <th scope="col" class="num hide-small">
                   Duration
                 </th>
                 <th scope="col" class="num hide-small">
@@ -207,7 +207,7 @@ export function renderAudienceView(options: {
                       </>
                     )}
                   </td>
-                  <td class="num">{duration(ver.generation.durationMs)}</td>
+                  <td class="num hide-small">{duration(ver.generation.durationMs)}</td>
                   <td class="num hide-small">{ver.generation.attempts}</td>
                   <td class="hide-small">
                     <When at={ver.createdAt} />
