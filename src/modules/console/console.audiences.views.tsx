@@ -170,7 +170,9 @@ export function renderAudienceView(options: {
               <tr>
                 <th scope="col">Version</th>
                 <th scope="col">Status</th>
-                <th scope="col">Generator</th>
+                <th scope="col" class="hide-small">
+                  Generator
+                </th>
                 <th scope="col" class="num hide-small">
                   Duration
                 </th>
@@ -198,7 +200,7 @@ export function renderAudienceView(options: {
                       </>
                     )}
                   </td>
-                  <td>
+                  <td class="hide-small">
                     {ver.generation.generator ?? '—'}
                     {ver.generation.model && (
                       <>
