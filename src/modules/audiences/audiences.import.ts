@@ -181,6 +181,22 @@ export async function importAudiencesCsv(
 ): Promise<ImportSummary> {
   const started = performance.now();
   const text = await fs.readFile(file, 'utf8');
+  return importAudiencesCsvText(scope, clock, pageId, file, text, options, started);
+}
+
+/**
+ * The import of a CSV already in memory (`text`, named `file` in messages): the console's upload
+ * screen. The same rules and summary as `importAudiencesCsv`.
+ */
+export async function importAudiencesCsvText(
+  scope: TenantScope,
+  clock: Clock,
+  pageId: string,
+  file: string,
+  text: string,
+  options: ImportOptions = {},
+  started = performance.now(),
+): Promise<ImportSummary> {
   await openPageForImport(scope, pageId);
   const { columns, rows, unreadable } = readRows(text, file);
   const errors: ImportRowError[] = [...unreadable];

@@ -4,5 +4,25 @@
  * audiences.service.ts: import it from there inside this module.
  */
 export { regeneratePage } from './audiences.regenerate.js';
-export { archiveAudience, listAudiences, seedAudience, type NewAudience } from './audiences.service.js';
-export { publishPageDrafts } from './audiences.versions.js';
+export {
+  archiveAudience,
+  archiveAudienceOnPage,
+  createAudience,
+  getAudience,
+  listAudiences,
+  patchAudience,
+  restoreAudience,
+  seedAudience,
+  type NewAudience,
+} from './audiences.service.js';
+export {
+  createVersion,
+  listVersions,
+  previewableVersion,
+  publishOrRollBack,
+  publishPageDrafts,
+  versionWithGeneration,
+} from './audiences.versions.js';
+export { checkItem, createAudienceBatch } from './audiences.batch.js';
+export { importAudiencesCsvText, type ImportSummary } from './audiences.import.js';
+export { AudienceCreateBody, AudiencePatchBody, type Audience } from './audiences.schemas.js';

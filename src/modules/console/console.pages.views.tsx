@@ -1,4 +1,7 @@
-import { Badge, PostForm, renderDocument, When, type Viewer } from './console.views.js';
+import type { Audience } from '../audiences/index.js';
+import { PAGE_TYPES, type Page } from '../pages/index.js';
+import { Field, FormError, type FieldErrors } from './console.pages.forms.js';
+import { Badge, Csrf, PostForm, renderDocument, When, type Viewer } from './console.views.js';
 
 export interface PageListRow {
   pageId: string;
@@ -25,6 +28,11 @@ export function renderPageList(options: {
     body: (
       <>
         <h1>Pages</h1>
+        <p>
+          <a class="button" href="/console/pages/new">
+            New page
+          </a>
+        </p>
         <form method="get" action="/console/pages" class="search" role="search">
           <label for="page-search" class="skip">
             Search pages by name
@@ -89,45 +97,168 @@ export function renderPageList(options: {
   });
 }
 
-export interface VersionView {
-  versionNumber: number;
-  status: string;
-  publishedAt: string | null;
-  createdAt: string;
-}
-
-export interface AudienceRow {
-  audienceId: string;
-  effectiveName: string;
-  status: string;
-  personId: string | null;
-  latestVersion: VersionView;
-  publishedVersion: VersionView;
-}
-
-export interface PageView {
-  pageId: string;
+/** What a page form shows: the values sent (or stored) and their errors. */
+export interface PageFormValues {
   name: string;
-  status: string;
+  title?: string;
   pageType: string;
   pageContext: string;
-  updatedAt: string;
-  actions: { buttonTitle?: string; purpose?: string; actionType?: string; url?: string | null }[];
+  actions: { actionId?: string; purpose: string; buttonTitle: string; actionType: string; url: string }[];
 }
 
-function versionText(v: VersionView): string {
+/** Action rows a form offers: the page's actions and one empty row for a new one. */
+const ACTION_ROWS_EXTRA = 1;
+
+function PageFields({
+  values,
+  errors,
+  withTitle,
+}: {
+  values: PageFormValues;
+  errors: FieldErrors;
+  withTitle: boolean;
+}) {
+  const rows = [...values.actions, { purpose: '', buttonTitle: '', actionType: 'link', url: '' }].slice(
+    0,
+    values.actions.length + ACTION_ROWS_EXTRA,
+  );
+  return (
+    <>
+      <Field name="name" label="Name" errors={errors} value={values.name} required maxLength={255} />
+      {withTitle && (
+        <Field
+          name="title"
+          label="Title"
+          hint="What visitors see as the page's title; the name when left empty."
+          errors={errors}
+          value={values.title ?? ''}
+        />
+      )}
+      <Field name="pageType" label="Type" errors={errors} value={values.pageType} options={PAGE_TYPES} />
+      <Field
+        name="pageContext"
+        label="Brief"
+        hint="What the page is for and what it should say: every audience's version is written from it."
+        kind="textarea"
+        errors={errors}
+        value={values.pageContext}
+        required
+      />
+      <fieldset>
+        <legend>Actions</legend>
+        <p class="hint">What a visitor can do on the page. Leave a row empty to remove it.</p>
+        {rows.map((a, i) => (
+          <div class="action-row" key={i}>
+            <p class="action-label">Action {i + 1}</p>
+            {a.actionId && <input type="hidden" name={`actions.${i}.actionId`} value={a.actionId} />}
+            <Field name={`actions.${i}.purpose`} label="Purpose" errors={errors} value={a.purpose} />
+            <Field name={`actions.${i}.buttonTitle`} label="Button title" errors={errors} value={a.buttonTitle} />
+            <Field name={`actions.${i}.url`} label="URL" kind="url" errors={errors} value={a.url} />
+            <Field
+              name={`actions.${i}.actionType`}
+              label="Action type"
+              hint="link, form, meeting, …"
+              errors={errors}
+              value={a.actionType}
+            />
+          </div>
+        ))}
+      </fieldset>
+    </>
+  );
+}
+
+/** "New page": name, type, brief, title, actions; the API's errors next to their fields. */
+export function renderNewPage(options: { viewer: Viewer; values: PageFormValues; errors: FieldErrors }): string {
+  return renderDocument({
+    title: 'New page',
+    viewer: options.viewer,
+    section: 'pages',
+    body: (
+      <>
+        <nav aria-label="Breadcrumb">
+          <a href="/console/pages">Pages</a>
+        </nav>
+        <h1>New page</h1>
+        <FormError errors={options.errors} />
+        <form method="post" action="/console/pages/new" class="stack" novalidate>
+          <Csrf viewer={options.viewer} />
+          <PageFields values={options.values} errors={options.errors} withTitle />
+          <p>
+            <button type="submit">Create the page</button>
+          </p>
+        </form>
+      </>
+    ),
+  });
+}
+
+/** The moves of the page status table (docs/api.md, The life of a page) offered for a status. */
+const MOVES: Record<string, { name: 'publish' | 'archive' | 'restore'; label: string; confirm: string }[]> = {
+  draft: [
+    { name: 'publish', label: 'Publish', confirm: 'Publish this page? Its audiences’ drafts go live.' },
+    { name: 'archive', label: 'Archive', confirm: 'Archive this page? Its links stop serving until restored.' },
+  ],
+  published: [
+    { name: 'archive', label: 'Archive', confirm: 'Archive this page? Its links stop serving until restored.' },
+  ],
+  archived: [{ name: 'restore', label: 'Restore', confirm: 'Restore this page to the status it was archived from?' }],
+};
+
+/** "New audience" on a page's screen: a person, an account, or a named segment. */
+export interface AudienceFormValues {
+  email: string;
+  personName: string;
+  domain: string;
+  company: string;
+  customName: string;
+  supplementaryContext: string;
+}
+
+const EMPTY_AUDIENCE_FORM: AudienceFormValues = {
+  email: '',
+  personName: '',
+  domain: '',
+  company: '',
+  customName: '',
+  supplementaryContext: '',
+};
+
+function versionText(v: { versionNumber: number; status: string }): string {
   return `v${v.versionNumber} · ${v.status}`;
 }
 
-/** A page: its brief, its actions, its audiences with their live and latest versions. */
+/** A page: its brief, its actions (editable), its moves, its audiences with their live and latest versions. */
 export function renderPageView(options: {
   viewer: Viewer;
-  page: PageView;
-  audiences: AudienceRow[];
+  page: Page;
+  audiences: Audience[];
   audiencesTotal: number | null;
   notice?: string;
+  error?: string;
+  form?: { values: PageFormValues; errors: FieldErrors };
+  audienceForm?: { values: AudienceFormValues; errors: FieldErrors };
 }): string {
   const { viewer, page, audiences } = options;
+  const archived = page.status === 'archived';
+  const form = options.form ?? {
+    values: {
+      name: page.name,
+      pageType: page.pageType,
+      pageContext: page.pageContext,
+      actions: (page.actions as PageFormValues['actions']).map((a) => ({
+        actionId: a.actionId,
+        purpose: a.purpose,
+        buttonTitle: a.buttonTitle,
+        actionType: a.actionType,
+        url: a.url,
+      })),
+    },
+    errors: {},
+  };
+  const audienceForm = options.audienceForm ?? { values: EMPTY_AUDIENCE_FORM, errors: {} };
+  const a = audienceForm.values;
+  const base = `/console/pages/${page.pageId}`;
   return renderDocument({
     title: page.name,
     viewer,
@@ -143,6 +274,11 @@ export function renderPageView(options: {
             {options.notice}
           </p>
         )}
+        {options.error && (
+          <p class="notice error" role="alert">
+            {options.error}
+          </p>
+        )}
         <dl class="facts">
           <dt>Status</dt>
           <dd>
@@ -150,6 +286,8 @@ export function renderPageView(options: {
           </dd>
           <dt>Type</dt>
           <dd>{page.pageType}</dd>
+          <dt>Title</dt>
+          <dd>{page.title}</dd>
           <dt>Updated</dt>
           <dd>
             <When at={page.updatedAt} />
@@ -160,44 +298,39 @@ export function renderPageView(options: {
           </dd>
         </dl>
         <div class="actions">
-          <PostForm
-            viewer={viewer}
-            action={`/console/pages/${page.pageId}/publish-drafts`}
-            confirm="Publish the draft of every audience of this page?"
-          >
-            <button type="submit">Publish drafts</button>
-          </PostForm>
-          <PostForm
-            viewer={viewer}
-            action={`/console/pages/${page.pageId}/regenerate`}
-            confirm="Write a new version for every live audience of this page?"
-          >
-            <button type="submit" class="secondary">
-              Regenerate all
-            </button>
-          </PostForm>
+          {(MOVES[page.status] ?? []).map((m) => (
+            <PostForm key={m.name} viewer={viewer} action={`${base}/${m.name}`} confirm={m.confirm}>
+              <button type="submit" class={m.name === 'publish' ? undefined : 'secondary'}>
+                {m.label}
+              </button>
+            </PostForm>
+          ))}
+          {!archived && (
+            <>
+              <PostForm
+                viewer={viewer}
+                action={`${base}/publish-drafts`}
+                confirm="Publish the draft of every audience of this page?"
+              >
+                <button type="submit" class="secondary">
+                  Publish drafts
+                </button>
+              </PostForm>
+              <PostForm
+                viewer={viewer}
+                action={`${base}/regenerate`}
+                confirm="Write a new version for every live audience of this page?"
+              >
+                <button type="submit" class="secondary">
+                  Regenerate all
+                </button>
+              </PostForm>
+              <a class="button secondary" href={`${base}/import`}>
+                Import a CSV
+              </a>
+            </>
+          )}
         </div>
-        <h2>Brief</h2>
-        <p class="brief">{page.pageContext}</p>
-        <h2>Actions</h2>
-        {page.actions.length === 0 ? (
-          <p>No actions.</p>
-        ) : (
-          <ul>
-            {page.actions.map((a, i) => (
-              <li key={i}>
-                <strong>{a.buttonTitle ?? a.purpose ?? 'Action'}</strong>
-                {a.actionType ? ` (${a.actionType})` : ''}
-                {a.url ? (
-                  <>
-                    {' '}
-                    — <code>{a.url}</code>
-                  </>
-                ) : null}
-              </li>
-            ))}
-          </ul>
-        )}
         <h2>Audiences{options.audiencesTotal === null ? '' : ` (${options.audiencesTotal})`}</h2>
         {audiences.length === 0 ? (
           <p>No audiences yet.</p>
@@ -215,29 +348,90 @@ export function renderPageView(options: {
                 </tr>
               </thead>
               <tbody>
-                {audiences.map((a) => (
-                  <tr key={a.audienceId}>
+                {audiences.map((au) => (
+                  <tr key={au.audienceId}>
                     <td>
-                      {a.effectiveName}
+                      <a href={`${base}/audiences/${au.audienceId}`}>{au.effectiveName}</a>
                       <br />
-                      <code class="hint">{a.audienceId}</code>
+                      <code class="hint">{au.audienceId}</code>
                     </td>
                     <td>
-                      <Badge value={a.status} />
+                      <Badge value={au.status} />
                     </td>
                     <td>
-                      {versionText(a.publishedVersion)}
+                      {versionText(au.publishedVersion as { versionNumber: number; status: string })}
                       <br />
                       <span class="hint">
-                        <When at={a.publishedVersion.publishedAt} />
+                        <When at={(au.publishedVersion as { publishedAt: string | null }).publishedAt} />
                       </span>
                     </td>
-                    <td class="hide-small">{versionText(a.latestVersion)}</td>
+                    <td class="hide-small">
+                      {versionText(au.latestVersion as { versionNumber: number; status: string })}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
+        )}
+        {!archived && (
+          <details class="panel" open={Object.keys(audienceForm.errors).length > 0}>
+            <summary>New audience</summary>
+            <FormError errors={audienceForm.errors} />
+            <form method="post" action={`${base}/audiences`} class="stack" novalidate>
+              <Csrf viewer={viewer} />
+              <p class="hint">
+                A person (by e-mail), an account (by domain), or a named segment (a name alone). A person or account
+                that already has an audience on this page gets that one back.
+              </p>
+              <Field
+                name="person.email"
+                label="Person’s e-mail"
+                kind="email"
+                errors={audienceForm.errors}
+                value={a.email}
+              />
+              <Field name="person.name" label="Person’s name" errors={audienceForm.errors} value={a.personName} />
+              <Field name="account.domain" label="Company domain" errors={audienceForm.errors} value={a.domain} />
+              <Field name="account.name" label="Company name" errors={audienceForm.errors} value={a.company} />
+              <Field
+                name="customName"
+                label="Segment name"
+                hint="Required for a segment (no person, no company); otherwise an optional display name."
+                errors={audienceForm.errors}
+                value={a.customName}
+              />
+              <Field
+                name="supplementaryContext"
+                label="Context"
+                hint="What the writer should know about this audience."
+                kind="textarea"
+                errors={audienceForm.errors}
+                value={a.supplementaryContext}
+              />
+              <p>
+                <button type="submit">Create the audience</button>
+              </p>
+            </form>
+          </details>
+        )}
+        <h2>Brief and actions</h2>
+        {archived ? (
+          <>
+            <p class="brief">{page.pageContext}</p>
+            <p class="hint">An archived page is read-only: restore it to edit.</p>
+          </>
+        ) : (
+          <>
+            <FormError errors={form.errors} />
+            <form method="post" action={`${base}/edit`} class="stack" novalidate>
+              <Csrf viewer={viewer} />
+              <PageFields values={form.values} errors={form.errors} withTitle={false} />
+              <p>
+                <button type="submit">Save the brief and actions</button>
+              </p>
+            </form>
+          </>
         )}
       </>
     ),

@@ -99,3 +99,30 @@ export async function endSession(scope: TenantScope, tokenHash: string, at: stri
     .where('ended_at', 'is', null)
     .execute();
 }
+
+/**
+ * The live links of a page's audiences, with their domain's host name (null: a link on every
+ * domain of the tenant), oldest first: the audience screen shows the full URLs (read only).
+ */
+export async function linksOfPage(scope: TenantScope, pageId: string, limit: number) {
+  return scope
+    .selectFrom('page_links')
+    .innerJoin('audiences', (join) =>
+      join
+        .onRef('audiences.id', '=', 'page_links.audience_id')
+        .onRef('audiences.tenant_id', '=', 'page_links.tenant_id'),
+    )
+    .leftJoin('tenant_domains', (join) =>
+      join
+        .onRef('tenant_domains.id', '=', 'page_links.tenant_domain_id')
+        .onRef('tenant_domains.tenant_id', '=', 'page_links.tenant_id')
+        .on('tenant_domains.deleted_at', 'is', null),
+    )
+    .select(['page_links.id', 'page_links.path', 'page_links.audience_id', 'tenant_domains.hostname'])
+    .where('audiences.page_id', '=', pageId)
+    .where('page_links.deleted_at', 'is', null)
+    .orderBy('page_links.created_at')
+    .orderBy('page_links.id')
+    .limit(limit)
+    .execute();
+}

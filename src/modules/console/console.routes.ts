@@ -15,6 +15,8 @@ import {
   setSessionCookie,
   setUserOf,
 } from './console.http.js';
+import { consoleAudiencesRoutes } from './console.audiences.routes.js';
+import { consoleImportRoutes } from './console.import.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
@@ -116,6 +118,8 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
           setUserOf(request, user);
         });
         await area.register(consolePagesRoutes);
+        await area.register(consoleAudiencesRoutes);
+        await area.register(consoleImportRoutes);
         await area.register(consoleUsersRoutes);
       });
     },

@@ -20,6 +20,21 @@
     var form = event.target;
     if (!(form instanceof HTMLFormElement)) return;
     var question = form.getAttribute('data-confirm');
-    if (question && !window.confirm(question)) event.preventDefault();
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+      return;
+    }
+    // A long form (the import) says it is working; its button cannot send it twice.
+    var busy = form.getAttribute('data-busy');
+    if (busy) {
+      var status = form.querySelector('.busy');
+      if (status) status.textContent = busy;
+      var button = form.querySelector('button[type="submit"]');
+      if (button) {
+        setTimeout(function () {
+          button.disabled = true;
+        }, 0);
+      }
+    }
   });
 })();
