@@ -160,6 +160,9 @@ export function renderPageView(options: {
           </dd>
         </dl>
         <div class="actions">
+          <a class="button secondary" href={`/console/pages/${page.pageId}/analytics`}>
+            Analytics
+          </a>
           <PostForm
             viewer={viewer}
             action={`/console/pages/${page.pageId}/publish-drafts`}

@@ -15,6 +15,7 @@ import {
   setSessionCookie,
   setUserOf,
 } from './console.http.js';
+import { consoleAnalyticsRoutes } from './console.analytics.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
@@ -117,6 +118,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         });
         await area.register(consolePagesRoutes);
         await area.register(consoleUsersRoutes);
+        await area.register(consoleAnalyticsRoutes);
       });
     },
     { prefix: '/console' },
