@@ -173,7 +173,7 @@ describe.skipIf(!HAVE_BROWSER)('console analytics, people and settings in a real
     const today = new Date().toISOString().slice(0, 10);
     const shown = await page.evaluate(() =>
       Object.fromEntries(
-        [...document.querySelectorAll('[data-metric]')].map((e) => [
+        Array.from(document.querySelectorAll('[data-metric]')).map((e) => [
           e.getAttribute('data-metric'),
           e.getAttribute('data-value'),
         ]),

@@ -54,6 +54,22 @@ export async function allSessions(scope: TenantScope, filter: SessionFilter, cap
     .execute();
 }
 
+/** The latest sessions of the audiences that address a person (their visits), newest first. */
+export async function sessionsOfPerson(scope: TenantScope, personId: string, limit: number) {
+  return scope
+    .selectFrom('audience_sessions')
+    .selectAll('audience_sessions')
+    .where(
+      'audience_sessions.audience_id',
+      'in',
+      scope.selectFrom('audiences').select('audiences.id').where('audiences.person_id', '=', personId),
+    )
+    .orderBy('audience_sessions.session_started_at', 'desc')
+    .orderBy('audience_sessions.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 const HOUR_MS = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -135,3 +135,8 @@ export async function summarizeSessions(scope: TenantScope, filter: q.SessionFil
   const truncated = rows.length > SUMMARY_CAP;
   return summarize(rows.slice(0, SUMMARY_CAP).map(toSession), filter, truncated);
 }
+
+/** A person's latest visits: the sessions of the audiences addressing them, as endpoint 7 shows sessions. */
+export async function visitsOfPerson(scope: TenantScope, personId: string, limit: number): Promise<AudienceSession[]> {
+  return (await q.sessionsOfPerson(scope, personId, limit)).map(toSession);
+}

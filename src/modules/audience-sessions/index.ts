@@ -11,4 +11,4 @@ export {
 export { SessionIngest } from './audience-sessions.ingest.js';
 export { countQuestion, markFormSubmitted, sessionOfPage } from './audience-sessions.queries.js';
 export { sessionFilter } from './audience-sessions.service.js';
-export { summarizeSessions, type SessionSummary } from './audience-sessions.summary.js';
+export { summarizeSessions, visitsOfPerson, type SessionSummary } from './audience-sessions.summary.js';

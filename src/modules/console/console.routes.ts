@@ -17,6 +17,7 @@ import {
 } from './console.http.js';
 import { consoleAnalyticsRoutes } from './console.analytics.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
+import { consolePeopleRoutes } from './console.people.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
 import { renderMessage } from './console.views.js';
@@ -119,6 +120,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         await area.register(consolePagesRoutes);
         await area.register(consoleUsersRoutes);
         await area.register(consoleAnalyticsRoutes);
+        await area.register(consolePeopleRoutes);
       });
     },
     { prefix: '/console' },
