@@ -18,6 +18,7 @@ import {
 import { consoleAnalyticsRoutes } from './console.analytics.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
 import { consolePeopleRoutes } from './console.people.routes.js';
+import { consoleSettingsRoutes } from './console.settings.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
 import { renderMessage } from './console.views.js';
@@ -121,6 +122,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         await area.register(consoleUsersRoutes);
         await area.register(consoleAnalyticsRoutes);
         await area.register(consolePeopleRoutes);
+        await area.register(consoleSettingsRoutes);
       });
     },
     { prefix: '/console' },
