@@ -6,7 +6,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { demoCommand } from '../../src/modules/demo.js';
+import { TenantScope } from '../../src/db/tenant-scope.js';
+import { inviteAsOperator } from '../../src/modules/console/console.auth.service.js';
 import { makeAudience } from '../factories/audiences.js';
+import { emit, failDelivery, subscribe, deliveriesOf } from '../factories/webhooks.js';
 import { ENGINE, startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
 
@@ -76,6 +79,26 @@ describe.skipIf(!HAVE_BROWSER)('console analytics, people and settings in a real
     await browser?.close();
     await t?.close();
   });
+
+  /** The demo tenant's scope (the tenant of the demo's API key). */
+  async function demoTenant() {
+    const row = await t.database.kysely
+      .selectFrom('tenants')
+      .select('id')
+      .where('name', '=', 'Northwind Demo')
+      .executeTakeFirstOrThrow();
+    return TenantScope.of(t.database, row.id);
+  }
+
+  /** A fresh sign-in link for the demo tenant (the demo's own was used by the first test). */
+  async function inviteLink() {
+    const tenant = await demoTenant();
+    const invitation = await inviteAsOperator(t.database, t.clock, {
+      tenantId: tenant.tenantId,
+      email: 'second@northwind.test',
+    });
+    return `${origin}/console/sign-in?token=${invitation.token}`;
+  }
 
   async function api(url: string) {
     const res = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': apiKey } });
@@ -215,6 +238,97 @@ describe.skipIf(!HAVE_BROWSER)('console analytics, people and settings in a real
     expect(foreign!.status()).toBe(404);
     await expect(page.getByRole('heading', { name: 'Not found' }).isVisible()).resolves.toBe(true);
     expect(errors.filter((e) => !e.includes('status of 404'))).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('people and settings: search, profile, accounts, domains, webhooks, API keys; CSRF refused; axe and screenshots', async () => {
+    const tenant = await demoTenant();
+    const sub = await subscribe(tenant, t.clock, 'https://hooks.example.com/northwind');
+    await emit(tenant, t.clock);
+    let deliveries = await deliveriesOf(tenant, sub.subscriptionId);
+    for (let i = 0; i < 50 && deliveries.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      deliveries = await deliveriesOf(tenant, sub.subscriptionId);
+    }
+    await failDelivery(t.database, deliveries[0]!.deliveryId, 5);
+
+    const context = await newContext();
+    await context.route(
+      (url) => !url.href.startsWith(origin),
+      (route) => {
+        throw new Error(`third-party request: ${route.request().url()}`);
+      },
+    );
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    const link = await inviteLink();
+    await page.goto(link);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${origin}/console/pages`);
+
+    // People: search by keyboard, open a profile
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.waitForURL(`${origin}/console/people`);
+    await shoot(page, 'people');
+    const person = (await api('/v0/persons/search?query=%40&limit=1')).items[0] as { email: string; personId: string };
+    await page.getByLabel('Search persons by name, e-mail, domain or phone').fill(person.email);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/people\?q=/);
+    await shoot(page, 'people-search');
+    await page.locator(`a[href="/console/people/${person.personId}"]`).first().click();
+    await page.waitForURL(`${origin}/console/people/${person.personId}`);
+    expect(await page.locator('ol.timeline li').count()).toBeGreaterThan(0);
+    await shoot(page, 'person');
+    await page.getByRole('link', { name: 'People', exact: true }).first().click();
+    await page.waitForURL(`${origin}/console/people`);
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.waitForURL(`${origin}/console/accounts`);
+    await shoot(page, 'accounts');
+    await page.locator('tbody a').first().click();
+    await page.waitForURL(/\/console\/accounts\/account_/);
+    await shoot(page, 'account');
+
+    // Settings: domains with their record, webhooks, API keys
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.waitForURL(`${origin}/console/settings`);
+    await shoot(page, 'settings');
+    await page.getByRole('button', { name: 'Create a key' }).click();
+    await page.waitForLoadState('load');
+    const key = await page.locator('[data-api-key]').textContent();
+    expect(key).toMatch(/^\S{20,}$/);
+    await shoot(page, 'settings-key-created');
+    await page.locator(`a[href="/console/settings/webhooks/${sub.subscriptionId}"]`).click();
+    await page.waitForURL(`${origin}/console/settings/webhooks/${sub.subscriptionId}`);
+    await shoot(page, 'webhook-deliveries');
+    await page
+      .getByRole('button', { name: /^Replay delivery/ })
+      .first()
+      .click();
+    await page.waitForLoadState('load');
+    await expect(page.getByRole('status').textContent()).resolves.toContain('starts over');
+    expect((await deliveriesOf(tenant, sub.subscriptionId))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+
+    // a POST without the anti-CSRF token, from the console's own page: refused, no key made
+    const before = await page.evaluate(() => document.querySelectorAll('tbody tr').length);
+    const refused = await page.evaluate(async () => {
+      const r = await fetch('/console/settings/api-keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'name=forged',
+      });
+      return r.status;
+    });
+    expect(refused).toBe(403);
+    await page.goto(`${origin}/console/settings`);
+    expect(await page.content()).not.toContain('forged');
+    expect(before).toBeGreaterThan(0);
+
+    // another tenant's ids: 404 pages
+    const other = await t.createTenant('Second Co');
+    const theirSub = await subscribe(other.scope, t.clock, 'https://hooks.example.com/second');
+    expect((await page.goto(`${origin}/console/settings/webhooks/${theirSub.subscriptionId}`))!.status()).toBe(404);
+    expect(errors).toEqual([]);
     await context.close();
   }, 120_000);
 });
