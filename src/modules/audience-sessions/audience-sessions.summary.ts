@@ -6,7 +6,7 @@ import type { AudienceSession } from './audience-sessions.schemas.js';
 import { toSession } from './audience-sessions.service.js';
 
 /** At most this many sessions are summed for one summary (a larger range says it was cut). */
-export const SUMMARY_CAP = 100_000;
+const SUMMARY_CAP = 100_000;
 
 /** Scroll-depth buckets: [from, to] percent, both inclusive. */
 const SCROLL_BUCKETS = [
@@ -20,7 +20,7 @@ const SCROLL_BUCKETS = [
 const TOP = 10;
 const DAY_MS = 86_400_000;
 
-export interface Counted {
+interface Counted {
   value: string;
   sessions: number;
 }
@@ -71,7 +71,7 @@ function days(first: string, last: string): string[] {
 }
 
 /** Sums up sessions as endpoint 7 answers them (docs/console.md, Analytics). */
-export function summarize(
+function summarize(
   sessions: readonly AudienceSession[],
   range: { start: string | null; end: string | null },
   truncated = false,
