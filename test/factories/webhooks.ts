@@ -6,7 +6,7 @@ import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { testConfig } from '../harness.js';
 import { createDeliveryEngine } from '../../src/modules/webhooks/webhooks.delivery.js';
-import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
+import { createSubscription, listDeliveries } from '../../src/modules/webhooks/webhooks.service.js';
 import { portRule, type AddressPolicy, type PortRule } from '../../src/net/address-policy.js';
 import { appendEvent, type EventType } from '../../src/outbox/events.js';
 import type { Resolver } from '../../src/net/dns-resolver.js';
@@ -130,4 +130,18 @@ export async function emit(scope: TenantScope, clock: Clock, type: EventType = '
   return scope.transaction((tx) =>
     appendEvent(tx, clock, type, { versionId: 'version_x', audienceId: 'audience_x', pageId: 'page_x', ...data }),
   );
+}
+
+/** A subscription's deliveries as the API lists them (newest first). */
+export async function deliveriesOf(scope: TenantScope, subscriptionId: string) {
+  return (await listDeliveries(scope, subscriptionId, undefined, { limit: 100, after: null })).items;
+}
+
+/** Closes a delivery as failed after `attempts` attempts (what the engine does after its retries). */
+export async function failDelivery(database: Database, deliveryId: string, attempts: number) {
+  await database.kysely
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', attempts })
+    .where('id', '=', deliveryId)
+    .execute();
 }

@@ -41,6 +41,35 @@ export async function listSessions(scope: TenantScope, filter: SessionFilter, wi
     .execute();
 }
 
+/**
+ * Every session of the filter (the rows endpoint 7 pages through), newest first, at most `cap`
+ * (one more tells the caller there were more): what the console's analytics sum up.
+ */
+export async function allSessions(scope: TenantScope, filter: SessionFilter, cap: number) {
+  return filtered(scope, filter)
+    .selectAll('audience_sessions')
+    .orderBy('audience_sessions.session_started_at', 'desc')
+    .orderBy('audience_sessions.id', 'desc')
+    .limit(cap + 1)
+    .execute();
+}
+
+/** The latest sessions of the audiences that address a person (their visits), newest first. */
+export async function sessionsOfPerson(scope: TenantScope, personId: string, limit: number) {
+  return scope
+    .selectFrom('audience_sessions')
+    .selectAll('audience_sessions')
+    .where(
+      'audience_sessions.audience_id',
+      'in',
+      scope.selectFrom('audiences').select('audiences.id').where('audiences.person_id', '=', personId),
+    )
+    .orderBy('audience_sessions.session_started_at', 'desc')
+    .orderBy('audience_sessions.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 const HOUR_MS = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 

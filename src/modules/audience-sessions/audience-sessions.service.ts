@@ -8,7 +8,7 @@ import type { AudienceSession, AudienceSessionQuery } from './audience-sessions.
 
 type SessionRow = Awaited<ReturnType<typeof q.listSessions>>[number];
 
-function toSession(row: SessionRow): AudienceSession {
+export function toSession(row: SessionRow): AudienceSession {
   return {
     audienceSessionId: row.id,
     analyticsSessionId: row.analytics_session_id,
@@ -41,7 +41,10 @@ function toSession(row: SessionRow): AudienceSession {
  * The filter of endpoint 7, with the dates as UTC instants: `startDate` ≤ sessionStartedAt <
  * `endDate`. A start after the end is refused (422); equal bounds are an empty range.
  */
-export function sessionFilter(pageId: string, query: AudienceSessionQuery): q.SessionFilter {
+export function sessionFilter(
+  pageId: string,
+  query: Pick<AudienceSessionQuery, 'startDate' | 'endDate' | 'audienceId'>,
+): q.SessionFilter {
   const instant = (value: string | undefined, field: string) => {
     if (value === undefined) return null;
     const instant = parseInstant(value);

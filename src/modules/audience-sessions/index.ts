@@ -10,3 +10,5 @@ export {
 } from './audience-sessions.collect.js';
 export { SessionIngest } from './audience-sessions.ingest.js';
 export { countQuestion, markFormSubmitted, sessionOfPage } from './audience-sessions.queries.js';
+export { sessionFilter } from './audience-sessions.service.js';
+export { summarizeSessions, visitsOfPerson, type SessionSummary } from './audience-sessions.summary.js';

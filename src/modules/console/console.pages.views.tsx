@@ -298,6 +298,9 @@ export function renderPageView(options: {
           </dd>
         </dl>
         <div class="actions">
+          <a class="button secondary" href={`/console/pages/${page.pageId}/analytics`}>
+            Analytics
+          </a>
           {(MOVES[page.status] ?? []).map((m) => (
             <PostForm key={m.name} viewer={viewer} action={`${base}/${m.name}`} confirm={m.confirm}>
               <button type="submit" class={m.name === 'publish' ? undefined : 'secondary'}>

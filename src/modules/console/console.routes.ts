@@ -17,7 +17,10 @@ import {
 } from './console.http.js';
 import { consoleAudiencesRoutes } from './console.audiences.routes.js';
 import { consoleImportRoutes } from './console.import.routes.js';
+import { consoleAnalyticsRoutes } from './console.analytics.routes.js';
 import { consolePagesRoutes } from './console.pages.routes.js';
+import { consolePeopleRoutes } from './console.people.routes.js';
+import { consoleSettingsRoutes } from './console.settings.routes.js';
 import { consoleAssets } from './console.static.js';
 import { consoleUsersRoutes } from './console.users.routes.js';
 import { renderMessage } from './console.views.js';
@@ -121,6 +124,9 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         await area.register(consoleAudiencesRoutes);
         await area.register(consoleImportRoutes);
         await area.register(consoleUsersRoutes);
+        await area.register(consoleAnalyticsRoutes);
+        await area.register(consolePeopleRoutes);
+        await area.register(consoleSettingsRoutes);
       });
     },
     { prefix: '/console' },

@@ -16,6 +16,8 @@ export interface Viewer {
 /** The sections of the console, in the navigation's order. */
 const SECTIONS = [
   { key: 'pages', href: '/console/pages', label: 'Pages' },
+  { key: 'people', href: '/console/people', label: 'People' },
+  { key: 'settings', href: '/console/settings', label: 'Settings' },
   { key: 'users', href: '/console/users', label: 'Users' },
 ] as const;
 
@@ -62,6 +64,8 @@ export function renderDocument(options: {
   viewer: Viewer | null;
   section?: Section;
   body: VNode;
+  /** A screen's own assets beyond the shared ones (the analytics chart): same-origin paths. */
+  extra?: { styles?: string[]; scripts?: string[] };
 }): string {
   const assets = consoleAssets();
   const { viewer } = options;
@@ -76,6 +80,12 @@ export function renderDocument(options: {
           <title>{`${options.title} · Audience Pages console`}</title>
           <link rel="stylesheet" href={assets.stylesheet.path} />
           <script src={assets.script.path} defer />
+          {options.extra?.styles?.map((href) => (
+            <link key={href} rel="stylesheet" href={href} />
+          ))}
+          {options.extra?.scripts?.map((src) => (
+            <script key={src} src={src} defer />
+          ))}
         </head>
         <body>
           <a class="skip" href="#main">

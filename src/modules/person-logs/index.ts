@@ -4,4 +4,4 @@
  * a person's latest entries (what generation reads of their activity).
  */
 export { recentPersonLogs } from './person-logs.queries.js';
-export { writePersonLog } from './person-logs.service.js';
+export { listPersonLogs, writePersonLog } from './person-logs.service.js';

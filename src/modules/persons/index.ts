@@ -3,4 +3,4 @@ export { findPerson, insertUnlessTaken, type PersonRow } from './persons.queries
 export { PersonEmail, PersonName, PHONE_PATTERN, PhoneNumber, SocialProfileUrl } from './persons.schemas.js';
 export { normalizeIdentity } from './persons.identity.js';
 export { personToCreate, resolvePerson } from './persons.resolution.js';
-export { getPerson, linkedPersons, patchPerson } from './persons.service.js';
+export { getPerson, linkedPersons, patchPerson, searchPersons } from './persons.service.js';

@@ -10,7 +10,7 @@ import {
   TenantDomainParams,
 } from './tenant-domains.schemas.js';
 import * as domains from './tenant-domains.service.js';
-import { proofResolver, verifyTenantDomain } from './tenant-domains.verification.js';
+import { domainVerifier } from './tenant-domains.verification.js';
 
 const EXTENSION = 'Extension of the interface (docs/api.md, Tenant domains). ';
 
@@ -18,7 +18,7 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { pager, clock, config } = app.ctx;
   const hosts = pageHostsFor(app.ctx);
   const serviceHostnames = domains.serviceHostnames(config);
-  const resolver = proofResolver(config);
+  const verifyNow = domainVerifier(app.ctx);
 
   app.post(
     '/tenant_domains',
@@ -61,10 +61,7 @@ export const tenantDomainsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const id = request.params.tenant_domain_id;
-      const domain = await verifyTenantDomain(request.scope, clock, id, resolver, request.log);
-      hosts.add(domain.hostname, request.scope.tenantId);
-      return domain;
+      return verifyNow(request.scope, request.params.tenant_domain_id, request.log);
     },
   );
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import type { AppContext } from '../../http/context.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { TenantDomainsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -9,6 +10,7 @@ import { AppError, conflict, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { isLocalhostName } from '../../lib/domain-name.js';
 import { txtResolver, type TxtResolver } from '../../net/dns-resolver.js';
+import { pageHostsFor } from './tenant-domains.hosts.js';
 import * as q from './tenant-domains.queries.js';
 import type { CheckResult, DomainVerification, TenantDomain } from './tenant-domains.schemas.js';
 import { servingChanged } from '../serving/index.js';
@@ -484,4 +486,18 @@ export async function completePlannedCheck(
   }
   const row = await q.findTenantDomain(tx, id);
   await q.planNextCheck(tx, id, row?.next_check_at ?? null);
+}
+
+/**
+ * "Check the proof now" as the API's verify route and the console's button do it: the check,
+ * then a verified domain serves at once on this node (the page router's host names learn it).
+ */
+export function domainVerifier(ctx: AppContext) {
+  const hosts = pageHostsFor(ctx);
+  const resolver = proofResolver(ctx.config);
+  return async (scope: TenantScope, id: string, logger?: DomainLogger): Promise<TenantDomain> => {
+    const domain = await verifyTenantDomain(scope, ctx.clock, id, resolver, logger);
+    hosts.add(domain.hostname, scope.tenantId);
+    return domain;
+  };
 }

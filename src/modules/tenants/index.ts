@@ -1,2 +1,2 @@
 /** Tenants and their API keys: operator functions (the CLI, the demo, test set-up). */
-export { createApiKey, createTenant } from './tenants.service.js';
+export { createApiKey, createTenant, listApiKeys, revokeTenantApiKey } from './tenants.service.js';

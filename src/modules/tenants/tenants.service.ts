@@ -53,3 +53,10 @@ export async function revokeApiKey(db: Kysely<DB>, clock: Clock, keyId: string) 
   const after = await q.findApiKey(db, keyId);
   return { keyId, revokedAt: after!.revoked_at };
 }
+
+/** Revokes one of the tenant's keys (the console): another tenant's key, or an unknown one, is a 404. */
+export async function revokeTenantApiKey(db: Kysely<DB>, clock: Clock, tenantId: string, keyId: string) {
+  const key = await q.findApiKey(db, keyId);
+  if (key === undefined || key.tenant_id !== tenantId) throw notFound('API key', keyId);
+  return revokeApiKey(db, clock, keyId);
+}

@@ -4,3 +4,4 @@
  */
 export { queueDeliveries } from './webhooks.fan-out.js';
 export { resealWithKeyOf } from './webhooks.secret-box.js';
+export { getSubscription, listDeliveries, listSubscriptions, replayDelivery } from './webhooks.service.js';
