@@ -1,5 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { bulkWriteConcurrency } from '../../db/dialect.js';
+import { bulkWriteConcurrency, bulkWriteYield } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError, validationFailed } from '../../http/errors.js';
@@ -236,6 +235,7 @@ export async function runItems(
   options: { withAudience: boolean; onChunk?: (done: number) => void; signal?: AbortSignal },
 ): Promise<ItemResult[]> {
   const size = bulkWriteConcurrency(scope.engine);
+  const yieldLock = bulkWriteYield(scope.engine);
   const results: ItemResult[] = [];
   for (let start = 0; start < items.length; start += size) {
     if (options.signal?.aborted) break; // the results so far: the caller reports an interruption
@@ -248,8 +248,8 @@ export async function runItems(
     );
     results.push(...settled);
     options.onChunk?.(results.length);
-    // Let the requests that waited for the lock (in this process) go first.
-    await nextTurn();
+    // Let the writers that waited for the lock (in this process, and on SQLite in others) go first.
+    await yieldLock();
   }
   return results;
 }
