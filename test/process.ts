@@ -31,12 +31,21 @@ export async function freePort(): Promise<number> {
 export async function runCliInProcess(args: string[], env: Record<string, string>) {
   let stdout = '';
   let stderr = '';
-  const code = await runOperatorCli(
-    args,
-    { ...process.env, LOG_LEVEL: 'silent', ...env },
-    { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
-  );
-  return { code, stdout, stderr };
+  // node-postgres reads PGOPTIONS (a test database's schema) from the process's environment when
+  // it opens a connection, as it does in a CLI process of its own.
+  const pgOptions = process.env.PGOPTIONS;
+  if (env.PGOPTIONS !== undefined) process.env.PGOPTIONS = env.PGOPTIONS;
+  try {
+    const code = await runOperatorCli(
+      args,
+      { ...process.env, LOG_LEVEL: 'silent', ...env },
+      { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
+    );
+    return { code, stdout, stderr };
+  } finally {
+    if (pgOptions === undefined) delete process.env.PGOPTIONS;
+    else process.env.PGOPTIONS = pgOptions;
+  }
 }
 
 /** Runs the operator CLI from source as a separate process, the way an operator would. */

@@ -68,7 +68,6 @@ describe.skipIf(!HAVE_BROWSER)('the README walkthrough: a first page of your own
       await run(`create schema ${schema}`);
       dropSchema = () => run(`drop schema if exists ${schema} cascade`);
       env = { ...env, DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema},public` };
-      process.env.PGOPTIONS = env.PGOPTIONS; // the in-process CLI's pool reads it from here
     }
     // The server migrates the empty database itself, as `npm start` does on a first start.
     server = await startServerProcess(env);

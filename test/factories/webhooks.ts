@@ -78,6 +78,9 @@ export async function startReceiver(
     requests,
     close: () =>
       new Promise<void>((resolve) => {
+        // A closed receiver's port is no longer allowed: the system may hand it to another server
+        // (a test's "port not allowed" one) right away.
+        receiverPorts.delete(actualPort);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -34,7 +34,9 @@ async function cli(...args: string[]) {
     WEBHOOK_SECRET_KEY: TEST_SECRET_KEY,
     WEBHOOK_ALLOWED_PORTS: String(receiver.port),
   });
-  return JSON.parse(stdout) as CliOutput;
+  const output = JSON.parse(stdout) as CliOutput & { error?: { code: string; message: string } };
+  if (output.error !== undefined) throw new Error(`webhook ${args.join(' ')}: ${output.error.message}`);
+  return output;
 }
 
 interface CliOutput {
