@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
@@ -9,8 +8,9 @@ import { inviteAsOperator } from '../../src/modules/console/console.auth.service
 import { drainGeneration } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
 import { linkOnHost } from '../factories/site.js';
-import { ENGINE, startTestApp, TestClock, type Tenant, type TestApp } from '../harness.js';
+import { startTestApp, TestClock, type Tenant, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { screenShooter } from './console-screens.js';
 
 /** The wall clock: sessions, links and preview URLs expire by real time here. */
 class WallClock extends TestClock {
@@ -19,7 +19,6 @@ class WallClock extends TestClock {
   }
 }
 
-const AXE_SOURCE = axe.source;
 const SHOTS = path.join(SCREENSHOTS, '28');
 
 announceMissingBrowser();
@@ -77,32 +76,7 @@ describe.skipIf(!HAVE_BROWSER)('the console’s authoring screens in a real brow
     return page;
   }
 
-  async function expectAccessible(page: Page, name: string) {
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        window as unknown as {
-          axe: {
-            run(c: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-          };
-        }
-      ).axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
-  }
-
-  async function shoot(page: Page, name: string) {
-    await expectAccessible(page, name);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-1280.png`), fullPage: true });
-    await page.setViewportSize({ width: 320, height: 640 });
-    await expectAccessible(page, `${name} at 320 px`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow, `${name} scrolls sideways at 320 px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-320.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const shoot = screenShooter(SHOTS);
 
   it('creates a page and an audience, previews and publishes its draft; a visitor sees it', async () => {
     const context = await newContext();

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import axe from 'axe-core';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { demoCommand } from '../../src/modules/demo.js';
@@ -10,8 +9,9 @@ import { TenantScope } from '../../src/db/tenant-scope.js';
 import { inviteAsOperator } from '../../src/modules/console/console.auth.service.js';
 import { makeAudience } from '../factories/audiences.js';
 import { emit, failDelivery, subscribe, deliveriesOf } from '../factories/webhooks.js';
-import { ENGINE, startTestApp, TestClock, type TestApp } from '../harness.js';
+import { startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { screenShooter } from './console-screens.js';
 
 /** The wall clock: the visit is recorded, and the analytics range chosen, by real time. */
 class WallClock extends TestClock {
@@ -111,33 +111,7 @@ describe.skipIf(!HAVE_BROWSER)('console analytics, people and settings in a real
     return context;
   }
 
-  async function expectAccessible(page: Page, name: string) {
-    await page.evaluate(axe.source);
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        window as unknown as {
-          axe: {
-            run(c: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-          };
-        }
-      ).axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
-  }
-
-  async function shoot(page: Page, name: string) {
-    await expectAccessible(page, name);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-1280.png`), fullPage: true });
-    await page.setViewportSize({ width: 320, height: 640 });
-    await page.waitForTimeout(100);
-    await expectAccessible(page, `${name} at 320 px`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow, `${name} scrolls sideways at 320 px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-320.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const shoot = screenShooter(SHOTS);
 
   async function sessionsOfToday(): Promise<Session[]> {
     const day = new Date().toISOString().slice(0, 10);

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import axe from 'axe-core';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { demoCommand } from '../../src/modules/demo.js';
-import { ENGINE, startTestApp, TestClock, type TestApp } from '../harness.js';
+import { startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { screenShooter } from './console-screens.js';
 
 /** The wall clock: sessions and links expire by real time here. */
 class WallClock extends TestClock {
@@ -17,7 +17,6 @@ class WallClock extends TestClock {
 }
 
 /** axe-core's own script, injected into each screen. */
-const AXE_SOURCE = axe.source;
 const SHOTS = path.join(SCREENSHOTS, '28');
 
 announceMissingBrowser();
@@ -66,34 +65,7 @@ describe.skipIf(!HAVE_BROWSER)('the console in a real browser (Chromium)', () =>
     return context;
   }
 
-  /** axe-core on the page as it is: no serious or critical violation. */
-  async function expectAccessible(page: Page, name: string) {
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const result = await (
-        window as unknown as {
-          axe: {
-            run(c: Document, o: object): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-          };
-        }
-      ).axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
-  }
-
-  /** Screenshots a screen at 1280 px and at 320 px (a second context), checking both with axe. */
-  async function shoot(page: Page, name: string) {
-    await expectAccessible(page, name);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-1280.png`), fullPage: true });
-    await page.setViewportSize({ width: 320, height: 640 });
-    await expectAccessible(page, `${name} at 320 px`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow, `${name} scrolls sideways at 320 px`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: path.join(SHOTS, `${ENGINE}-${name}-320.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const shoot = screenShooter(SHOTS);
 
   it('signs in with the demo link, invites a colleague by keyboard, refuses a replayed link and cross-site forms', async () => {
     const context = await newContext();
