@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
-import { demoCommand } from '../../src/modules/demo.js';
 import { TenantScope } from '../../src/db/tenant-scope.js';
 import { inviteAsOperator } from '../../src/modules/console/console.auth.service.js';
 import { makeAudience } from '../factories/audiences.js';
 import { emit, failDelivery, subscribe, deliveriesOf } from '../factories/webhooks.js';
 import { startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { runDemo } from './demo.js';
 import { screenShooter } from './console-screens.js';
 
 /** The wall clock: the visit is recorded, and the analytics range chosen, by real time. */
@@ -55,13 +55,10 @@ describe.skipIf(!HAVE_BROWSER)('console analytics, people and settings in a real
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     origin = `http://127.0.0.1:${port}`;
-    const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
-      { values: { name: 'Northwind Demo' }, positionals: [] },
-    )) as { apiKey: string; pageLinks: { pageUrls: string[] }; console: { signInUrl: string } };
+    const demo = await runDemo(t);
     apiKey = demo.apiKey;
-    signInUrl = demo.console.signInUrl.replace('http://localhost:3000', origin);
-    pageUrl = demo.pageLinks.pageUrls[0]!.replace(/:\d+\//, `:${port}/`);
+    signInUrl = demo.signInUrl;
+    pageUrl = demo.pageUrls[0]!;
     const links = await api('/v0/page_links?limit=100');
     const link = links.items.find((l: { path: string }) => l.path === new URL(pageUrl).pathname);
     const audienceId = link.target.audienceId as string;

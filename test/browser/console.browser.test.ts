@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
-import { demoCommand } from '../../src/modules/demo.js';
 import { startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { runDemo } from './demo.js';
 import { screenShooter } from './console-screens.js';
 
 /** The wall clock: sessions and links expire by real time here. */
@@ -37,13 +37,9 @@ describe.skipIf(!HAVE_BROWSER)('the console in a real browser (Chromium)', () =>
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     origin = `http://127.0.0.1:${port}`;
-    const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
-      { values: { name: 'Northwind Demo' }, positionals: [] },
-    )) as { console: { signInUrl: string } };
-    // the demo prints its link for the configured port; this server listens elsewhere
-    expect(demo.console.signInUrl).toMatch(/^http:\/\/localhost:3000\/console\/sign-in\?token=/);
-    signInUrl = demo.console.signInUrl.replace('http://localhost:3000', origin);
+    const demo = await runDemo(t);
+    expect(demo.signInUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/sign-in\?token=/);
+    signInUrl = demo.signInUrl;
     browser = await launchChromium();
     fs.mkdirSync(SHOTS, { recursive: true });
   }, 120_000);

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoCommand } from '../../src/modules/demo.js';
 import { ENGINE, startTestApp, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { runDemo } from './demo.js';
 
 announceMissingBrowser();
 
@@ -25,12 +24,7 @@ describe.skipIf(!HAVE_BROWSER)('generated pages in a real browser (Chromium)', (
   beforeAll(async () => {
     t = await startTestApp();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as AddressInfo).port;
-    const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
-      { values: { name: 'Northwind Demo' }, positionals: [] },
-    )) as { pageLinks: { pageUrls: string[] } };
-    urls = demo.pageLinks.pageUrls.map((u) => u.replace(/:\d+\//, `:${port}/`));
+    urls = (await runDemo(t)).pageUrls;
     browser = await launchChromium();
     fs.mkdirSync(SHOTS, { recursive: true });
   }, 120_000);

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
-import { demoCommand } from '../../src/modules/demo.js';
 import { ENGINE, startTestApp, TestClock, type TestApp } from '../harness.js';
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
+import { runDemo } from './demo.js';
 
 /** The wall clock: engaged time and session ends are measured for real here. */
 class WallClock extends TestClock {
@@ -29,14 +28,9 @@ describe.skipIf(!HAVE_BROWSER)('a visitor in a real browser (Chromium)', () => {
   beforeAll(async () => {
     t = await startTestApp({ clock: new WallClock() });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as AddressInfo).port;
-    const demo = (await demoCommand.run(
-      { database: t.database, db: t.database.kysely, config: t.app.ctx.config, clock: t.clock, migrations: {} },
-      { values: { name: 'Northwind Demo' }, positionals: [] },
-    )) as { apiKey: string; pageLinks: { pageUrls: string[] } };
+    const demo = await runDemo(t);
     apiKey = demo.apiKey;
-    // the demo prints URLs for the configured port; this server listens elsewhere
-    pageUrl = demo.pageLinks.pageUrls[0]!.replace(/:\d+\//, `:${port}/`);
+    pageUrl = demo.pageUrls[0]!;
     origin = new URL(pageUrl).origin;
     expect(new URL(pageUrl).hostname).toMatch(/^northwind-demo-[a-z0-9]{6}\.localhost$/);
     const links = await t.app.inject({
