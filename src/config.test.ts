@@ -77,6 +77,7 @@ describe('parseConfig', () => {
       llmTimeoutMs: 60_000,
       llmMaxOutputTokens: 4_096,
       llmConcurrency: 4,
+      llmClaimAhead: null,
       llmDailyTokenBudget: 2_000_000,
       dnsServers: null,
       apiHostnames: [],
@@ -174,6 +175,7 @@ describe('parseConfig', () => {
       LLM_TIMEOUT_MS: [1_000, 600_000],
       LLM_MAX_OUTPUT_TOKENS: [256, 128_000],
       LLM_CONCURRENCY: [1, 256],
+      LLM_CLAIM_AHEAD: [0, 256],
       LLM_DAILY_TOKEN_BUDGET: [0, 1_000_000_000_000],
     };
     const wholeNumbers = describeSettings(ConfigSchema)

@@ -421,7 +421,13 @@ const languageModel = group('Language model', {
     env: 'LLM_CONCURRENCY',
     default: 4,
     description:
-      'Provider calls in flight at once: versions a model writes at once, all processes together (tenants take turns for them), and the calls of each process (generation and the on-page agent share them).',
+      "Provider calls in flight at once in each process (generation and the on-page agent share them; a visitor's answer goes first). Versions a model writes at once, all processes together (tenants take turns for them): this plus `LLM_CLAIM_AHEAD`.",
+  }),
+  llmClaimAhead: setting(optional(wholeNumber(0, 256)), {
+    env: 'LLM_CLAIM_AHEAD',
+    default: null,
+    description:
+      'Versions a model writes that each process claims beyond `LLM_CONCURRENCY`, their inputs read, so that the next call starts the moment one returns rather than after its result is stored ([audience-versions.md](audience-versions.md#concurrency-and-turns)). A process never has more than `LLM_CONCURRENCY` calls in flight; several processes together at most `LLM_CONCURRENCY` + this. Unset: a tenth of `LLM_CONCURRENCY`, rounded up; `0`: all processes together never more than `LLM_CONCURRENCY`.',
   }),
   llmDailyTokenBudget: setting(wholeNumber(0, 1_000_000_000_000), {
     env: 'LLM_DAILY_TOKEN_BUDGET',

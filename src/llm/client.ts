@@ -156,7 +156,7 @@ export class LlmClient {
    * returns the usage once the stream ends. Holds one of the process's slots while it streams.
    */
   async *stream(call: CallOptions): AsyncGenerator<string, LlmUsage> {
-    const release = await this.#slot();
+    const release = await this.#slot(VISITOR_WAITING);
     const started = performance.now();
     let reservation: TokenReservation | undefined;
     let usage: LlmUsage | undefined;
@@ -204,15 +204,22 @@ export class LlmClient {
     }
   }
 
-  /** Waits for one of the process's LLM_CONCURRENCY slots; the function returned gives it back. */
-  async #slot(): Promise<() => void> {
+  /**
+   * Waits for one of the process's LLM_CONCURRENCY slots; the function returned gives it back.
+   * A higher `priority` goes first: a visitor waiting on an answer before the versions the
+   * generation worker has claimed ahead (LLM_CLAIM_AHEAD).
+   */
+  async #slot(priority = 0): Promise<() => void> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     await new Promise<void>((started) => {
-      void this.#slots.add(() => {
-        started();
-        return held;
-      });
+      void this.#slots.add(
+        () => {
+          started();
+          return held;
+        },
+        { priority },
+      );
     });
     return release;
   }
@@ -227,6 +234,9 @@ export class LlmClient {
     };
   }
 }
+
+/** The slot priority of a call a visitor is waiting on (the on-page agent's answers). */
+const VISITOR_WAITING = 1;
 
 /** One provider call in the metrics: its outcome, duration and the tokens its `usage` reported. */
 function countCall(kind: 'structured' | 'stream', outcome: string, usage?: LlmUsage): void {

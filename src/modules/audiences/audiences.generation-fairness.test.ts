@@ -6,6 +6,7 @@ import { FakeOpenAI } from '../../../test/fakes/openai-server.js';
 import { useTestApp } from '../../../test/harness.js';
 import { LlmClient } from '../../llm/client.js';
 import { versionGeneration } from './audiences.generation-worker.js';
+import { modelWriterSettings } from './audiences.generation.js';
 import { modelWriter } from './audiences.model-writer.js';
 import { createVersion } from './audiences.versions.js';
 
@@ -33,8 +34,11 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-/** A worker process: its own client and worker, allowed the whole limit by itself. */
-function workerProcess() {
+/**
+ * A worker process: its own client and worker, allowed the whole limit by itself (strictly: no
+ * claims beyond the calls, unless `settings` says otherwise).
+ */
+function workerProcess(settings = modelWriterSettings(LIMIT, 0)) {
   const client = new LlmClient({
     baseUrl: fake.baseUrl,
     apiKey: null,
@@ -47,7 +51,7 @@ function workerProcess() {
     { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
     {
       generator: modelWriter(client),
-      settings: { concurrency: LIMIT, maxRunning: LIMIT, perTenant: LIMIT, pollMs: 20 },
+      settings: { ...settings, pollMs: 20 },
     },
   ).worker();
 }
@@ -99,3 +103,43 @@ it("keeps to the limit across processes, and one tenant's backlog never holds up
     await Promise.all(workers.map((worker) => worker.stop()));
   }
 }, 120_000); // real workers and a real server: minutes on a loaded machine
+
+it('claims LLM_CLAIM_AHEAD versions beyond the calls, their inputs read, and still never makes more calls than LLM_CONCURRENCY', async () => {
+  const versions = 8;
+  const ahead = 1;
+  const page = await makePage(alice.scope, t.clock, { pageContext: 'AHEAD-BRIEF' });
+  for (let i = 0; i < versions; i++) {
+    const { audienceId } = await makeAudience(alice.scope, t.clock, { pageId: page, personRouteKey: `ahead-${i}` });
+    await createVersion(alice.scope, t.clock, page, audienceId, {});
+  }
+  const processing = async () =>
+    Number(
+      (
+        await t.database.kysely
+          .selectFrom('audience_versions')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'processing')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const callsBefore = fake.requests.length;
+  fake.maxInFlight = 0;
+  const worker = workerProcess(modelWriterSettings(LIMIT, ahead));
+  let mostProcessing = 0;
+  worker.start();
+  try {
+    await until(async () => {
+      mostProcessing = Math.max(mostProcessing, await processing());
+      return (await runnable()) === 0;
+    });
+  } finally {
+    await worker.stop();
+  }
+  expect(fake.requests.length - callsBefore).toBe(versions);
+  expect(fake.maxInFlight).toBe(LIMIT);
+  expect(mostProcessing).toBe(LIMIT + ahead);
+  // unset: a tenth of the calls, rounded up; 0: the claims are the calls
+  expect(modelWriterSettings(50, null).maxRunning).toBe(55);
+  expect(modelWriterSettings(4, null).maxRunning).toBe(5);
+  expect(modelWriterSettings(4, 0).maxRunning).toBe(4);
+}, 120_000);

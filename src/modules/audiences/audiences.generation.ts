@@ -82,6 +82,20 @@ export interface GenerationOptions {
   budget?: TokenBudget;
 }
 
+/**
+ * The runner's settings when a model writes (docs/audience-versions.md#concurrency-and-turns):
+ * `calls` (LLM_CONCURRENCY) is what the process's client lets run at once; the runner claims
+ * `ahead` more (LLM_CLAIM_AHEAD, default a tenth of `calls`), in all processes together, so that
+ * a claimed version with its inputs read waits for the next call to return instead of being
+ * claimed, read and started only after the finished one is stored and published (the results
+ * of a wave of calls are stored one after another). One tenant may use every claim: all calls
+ * wait on the same provider, and claims still take tenants in turn.
+ */
+export function modelWriterSettings(calls: number, ahead: number | null): Partial<LeaseSettings> {
+  const claims = calls + (ahead ?? Math.ceil(calls / 10));
+  return { concurrency: claims, maxRunning: claims, perTenant: claims };
+}
+
 /** The generation job kind: what the runner needs to run versions. */
 export function versionGenerationKind(
   clock: Clock,
