@@ -57,7 +57,7 @@ function nothingKnown(action: { title: string } | null): Answer {
 }
 
 /** Cuts text to `max` characters at a word boundary, with an ellipsis. */
-function capped(text: string, max: number): string {
+export function capped(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(' ');

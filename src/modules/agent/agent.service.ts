@@ -10,7 +10,7 @@ import type { AgentMessageSource } from '../../db/schema.js';
 import type { LlmClient } from '../../llm/client.js';
 import { LlmError } from '../../llm/errors.js';
 import type { TokenBudget } from '../../llm/token-budget.js';
-import { extractiveAnswer, type Answer } from './agent.answer.js';
+import { capped, extractiveAnswer, type Answer } from './agent.answer.js';
 import { agentMessages, AnswerFilter, NO_ANSWER, withoutForeignLinks } from './agent.prompt.js';
 import { retrieve } from './agent.knowledge.js';
 import * as q from './agent.messages.queries.js';
@@ -211,14 +211,6 @@ async function logQuestion(tx: TenantScope, clock: Clock, input: AskInput, email
   });
 }
 
-/** Cuts text to `max` characters at a word boundary, with an ellipsis. */
-function capped(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
-}
-
 /**
  * The model's answer from the passages, streamed as it comes (docs/agent.md, Answers with a
  * model); `{ fallback }` with the reason when it cannot be used. Nothing is let out until the
@@ -266,6 +258,14 @@ async function* modelAnswer(
       }
       if (out === '') continue;
       if (shown.length + out.length > rules.answerMaxChars) {
+        // What fits of this piece, cut at a word (a provider may send the whole answer at once).
+        const whole = capped(shown + out, rules.answerMaxChars);
+        const fitting = whole.startsWith(shown) ? whole.slice(shown.length) : '';
+        if (fitting !== '') {
+          shown += fitting;
+          progress.sent += fitting;
+          yield fitting;
+        }
         stopped = true;
         break;
       }
