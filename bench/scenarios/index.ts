@@ -1,4 +1,5 @@
 import type { BenchScenario } from '../lib.js';
+import { agentScenario } from './agent.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { backgroundScenario } from './background.js';
@@ -23,5 +24,6 @@ export const scenarios: BenchScenario[] = [
   formsScenario,
   importScenario,
   generationScenario,
+  agentScenario,
   soakScenario,
 ];

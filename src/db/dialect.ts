@@ -254,12 +254,18 @@ export async function rankedPassages(
     const scopes = query.scopes.map((s) => `"${s.token}"`).join(' OR ');
     const terms = query.terms.map((t) => `"${t.replace(/"/g, '')}"`).join(' OR ');
     const match = `scope_token : (${scopes}) AND {label body} : (${terms})`;
+    // The full-text match first, ranked and cut, then the rows: written as one join, SQLite's
+    // planner may walk the tenant's passages and evaluate the match once per row (150 ms at
+    // 1,000 entries instead of 0.6 ms). A subquery with a LIMIT is never flattened into a join.
     const { rows } = await sql<RankedPassage>`
       select p.id, p.source_kind, p.source_id, p.label, p.body
-      from agent_passages_fts f join agent_passages p on p.seq = f.rowid
-      where agent_passages_fts match ${match} and p.tenant_id = ${query.tenantId}
-      order by bm25(agent_passages_fts, 0.0, 2.0, 1.0), p.seq
-      limit ${query.limit}`.execute(db);
+      from (
+        select rowid, bm25(agent_passages_fts, 0.0, 2.0, 1.0) as score
+        from agent_passages_fts where agent_passages_fts match ${match}
+        order by score, rowid limit ${query.limit}
+      ) f join agent_passages p on p.seq = f.rowid
+      where p.tenant_id = ${query.tenantId}
+      order by f.score, p.seq`.execute(db);
     return rows;
   }
   const tsquery = query.terms.map((t) => t.replace(/[^\p{L}\p{N}]/gu, '')).filter((t) => t !== '');

@@ -80,6 +80,11 @@ export function htmlErrors(
   reply: FastifyReply,
 ): FastifyReply {
   const status = error.status ?? error.statusCode ?? 500;
+  if ((error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+    // The visitor left while an answer was streaming: nothing failed, and there is nobody to answer.
+    request.log.debug('the visitor left before the response ended');
+    return reply;
+  }
   if (status >= 500) {
     request.log.error({ err: error }, 'page request failed');
     return sendErrorPage(reply, 500);
