@@ -92,9 +92,15 @@ export class AppError extends Error {
     /** Extra members of the problem document (e.g. the id of a conflicting resource). */
     readonly extensions: Record<string, unknown> = {},
   ) {
+    const resolved = status ?? ERROR_STATUS[code as ErrorCode] ?? 500;
+    // A client's error needs no stack (it is answered, never logged with one), and capturing it
+    // was a fifth of the cost of refusing a request of a flood (docs/performance.md).
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (resolved < 500) Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'AppError';
-    this.status = status ?? ERROR_STATUS[code as ErrorCode] ?? 500;
+    this.status = resolved;
   }
 
   get title(): string {
