@@ -196,7 +196,7 @@ describe.skipIf(!HAVE_BROWSER)('the console’s authoring screens in a real brow
     const page = await signIn(context, acme, 'bo@acme.test');
     await page.goto(`${origin}/console/pages/${pageId}`);
     await expect(page.getByRole('button', { name: 'Restore' }).isVisible()).resolves.toBe(true);
-    await expect(page.getByRole('button', { name: 'Save the brief and actions' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: 'Save the page' }).count()).resolves.toBe(0);
     await shoot(page, 'page-archived');
     await page.getByRole('button', { name: 'Restore' }).click();
     await page.waitForLoadState('load');

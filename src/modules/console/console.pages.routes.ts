@@ -64,6 +64,7 @@ function pageFormOf(request: FastifyRequest): PageFormValues {
   return {
     name: formText(request, 'name').trim(),
     title: formText(request, 'title').trim(),
+    reviewBeforePublish: formText(request, 'reviewBeforePublish') === 'true',
     pageType: formText(request, 'pageType'),
     pageContext: formText(request, 'pageContext', MAX_FIELD),
     actions,
@@ -74,6 +75,7 @@ function pageFormOf(request: FastifyRequest): PageFormValues {
 function pageBody(values: PageFormValues) {
   return {
     name: values.name,
+    reviewBeforePublish: values.reviewBeforePublish ?? false,
     pageType: values.pageType,
     pageContext: values.pageContext,
     actions: values.actions,
@@ -182,7 +184,7 @@ export const consolePagesRoutes: FastifyPluginAsync = async (app) => {
     sendHtml(reply, await pageScreen(userOf(request), request.params.page_id)),
   );
 
-  // The API's PATCH (patchPage): name, type, brief and the actions (replaced as a whole).
+  // The API's PATCH (patchPage): name, review rule, type, brief and the actions (replaced as a whole).
   app.post<{ Params: { page_id: string } }>(
     '/pages/:page_id/edit',
     { schema: { hide: true } },

@@ -137,6 +137,26 @@ describe('console authoring screens', () => {
     expect(edited.statusCode).toBe(200);
     const page = (await api(`/v0/pages/${pageId}`)).json();
     expect(page).toMatchObject({ pageContext: 'A new brief', pageType: 'inbound', actions: [] });
+    // the review rule: off unless ticked
+    expect(page).toMatchObject({ reviewBeforePublish: false });
+    const screen = await get(`/console/pages/${pageId}`);
+    expect(screen.body).not.toMatch(/<input[^>]*name="reviewBeforePublish"[^>]*checked/);
+    const reviewed = await post(`/console/pages/${pageId}/edit`, {
+      name: 'Edited',
+      reviewBeforePublish: 'true',
+      pageType: 'inbound',
+      pageContext: 'A new brief',
+    });
+    expect(reviewed.statusCode).toBe(200);
+    expect((await api(`/v0/pages/${pageId}`)).json()).toMatchObject({ title: 'Edited', reviewBeforePublish: true });
+    expect(reviewed.body).toMatch(/<input[^>]*name="reviewBeforePublish"[^>]*checked/);
+    const unticked = await post(`/console/pages/${pageId}/edit`, {
+      name: 'Edited',
+      pageType: 'inbound',
+      pageContext: 'A new brief',
+    });
+    expect(unticked.statusCode).toBe(200);
+    expect((await api(`/v0/pages/${pageId}`)).json().reviewBeforePublish).toBe(false);
 
     expect((await post(`/console/pages/${pageId}/publish`, {})).statusCode).toBe(200);
     expect((await api(`/v0/pages/${pageId}`)).json().status).toBe('published');

@@ -101,6 +101,8 @@ export function renderPageList(options: {
 export interface PageFormValues {
   name: string;
   title?: string;
+  /** New versions wait as drafts for someone to publish them (the page's `reviewBeforePublish`). */
+  reviewBeforePublish?: boolean;
   pageType: string;
   pageContext: string;
   actions: { actionId?: string; purpose: string; buttonTitle: string; actionType: string; url: string }[];
@@ -109,15 +111,8 @@ export interface PageFormValues {
 /** Action rows a form offers: the page's actions and one empty row for a new one. */
 const ACTION_ROWS_EXTRA = 1;
 
-function PageFields({
-  values,
-  errors,
-  withTitle,
-}: {
-  values: PageFormValues;
-  errors: FieldErrors;
-  withTitle: boolean;
-}) {
+/** `creating`: the title can be given (then it is fixed: the API's PATCH has no `title`, docs/api.md). */
+function PageFields({ values, errors, creating }: { values: PageFormValues; errors: FieldErrors; creating: boolean }) {
   const rows = [...values.actions, { purpose: '', buttonTitle: '', actionType: 'link', url: '' }].slice(
     0,
     values.actions.length + ACTION_ROWS_EXTRA,
@@ -125,11 +120,11 @@ function PageFields({
   return (
     <>
       <Field name="name" label="Name" errors={errors} value={values.name} required maxLength={255} />
-      {withTitle && (
+      {creating && (
         <Field
           name="title"
           label="Title"
-          hint="What visitors see as the page's title; the name when left empty."
+          hint="What visitors see as the page's title; the name when left empty. It cannot be changed later."
           errors={errors}
           value={values.title ?? ''}
         />
@@ -144,6 +139,20 @@ function PageFields({
         value={values.pageContext}
         required
       />
+      <div class="field check">
+        <input
+          type="checkbox"
+          id="f-reviewBeforePublish"
+          name="reviewBeforePublish"
+          value="true"
+          checked={values.reviewBeforePublish === true}
+          aria-describedby="f-reviewBeforePublish-hint"
+        />
+        <label for="f-reviewBeforePublish">Review each new version before it goes live</label>
+      </div>
+      <p class="hint" id="f-reviewBeforePublish-hint">
+        On a published page, a newly written version then waits as a draft until someone publishes it.
+      </p>
       <fieldset>
         <legend>Actions</legend>
         <p class="hint">What a visitor can do on the page. Leave a row empty to remove it.</p>
@@ -183,7 +192,7 @@ export function renderNewPage(options: { viewer: Viewer; values: PageFormValues;
         <FormError errors={options.errors} />
         <form method="post" action="/console/pages/new" class="stack" novalidate>
           <Csrf viewer={options.viewer} />
-          <PageFields values={options.values} errors={options.errors} withTitle />
+          <PageFields values={options.values} errors={options.errors} creating />
           <p>
             <button type="submit">Create the page</button>
           </p>
@@ -244,6 +253,7 @@ export function renderPageView(options: {
   const form = options.form ?? {
     values: {
       name: page.name,
+      reviewBeforePublish: page.reviewBeforePublish,
       pageType: page.pageType,
       pageContext: page.pageContext,
       actions: (page.actions as PageFormValues['actions']).map((a) => ({
@@ -429,9 +439,9 @@ export function renderPageView(options: {
             <FormError errors={form.errors} />
             <form method="post" action={`${base}/edit`} class="stack" novalidate>
               <Csrf viewer={viewer} />
-              <PageFields values={form.values} errors={form.errors} withTitle={false} />
+              <PageFields values={form.values} errors={form.errors} creating={false} />
               <p>
-                <button type="submit">Save the brief and actions</button>
+                <button type="submit">Save the page</button>
               </p>
             </form>
           </>
