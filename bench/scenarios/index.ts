@@ -3,6 +3,7 @@ import { agentScenario } from './agent.js';
 import { assetsScenario } from './assets.js';
 import { audiencesScenario } from './audiences.js';
 import { backgroundScenario } from './background.js';
+import { consoleScenario } from './console.js';
 import { formsScenario } from './forms.js';
 import { importScenario } from './import.js';
 import { generationScenario } from './generation.js';
@@ -25,5 +26,6 @@ export const scenarios: BenchScenario[] = [
   importScenario,
   generationScenario,
   agentScenario,
+  consoleScenario,
   soakScenario,
 ];
