@@ -11,6 +11,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { TenantScope } from '../src/db/tenant-scope.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
 import { wireEventFanOut } from '../src/main/wiring.js';
+import { createPage } from '../src/modules/pages/pages.service.js';
+import type { LoadResult } from './load.js';
 import { createApiKey, createTenant } from '../src/modules/tenants/tenants.service.js';
 
 /** One measured load: what `npm run bench` prints and writes to bench/results/. */
@@ -287,6 +289,42 @@ export async function benchTenant(database: Database, name: string, clock: Clock
     tenantId: tenant.tenantId,
     apiKey: key.apiKey,
     scope: TenantScope.of(database, tenant.tenantId),
+  };
+}
+
+/** A page as the scenarios that serve one create it: published, with a brief and one action. */
+export function benchPage(scope: TenantScope, name: string): Promise<string> {
+  return createPage(scope, systemClock, {
+    name,
+    title: 'A plan for {{company}}',
+    pageContext: 'Outbound to VP Sales.\n\n## Pricing\nPriced by live pages, not seats.',
+    pageType: 'outbound',
+    status: 'published',
+    brandId: 'brand_bench',
+    actions: [{ purpose: 'Book', buttonTitle: 'Book a demo', actionType: 'calendar', url: 'https://example.com/b' }],
+    headerActionIndex: 0,
+    metadata: { title: 'A plan', description: 'For your team' },
+  });
+}
+
+/** A measurement of one load that has no ceiling (latency under a condition, a screen's time). */
+export function measured(
+  scenario: string,
+  name: string,
+  result: LoadResult,
+  extra: Record<string, unknown> = {},
+): Measurement {
+  return {
+    scenario,
+    name,
+    requestsPerSecond: Math.round(result.requestsPerSecond),
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    responseBytes: result.bytesPerResponse,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    ratioToCeiling: null,
+    extra,
   };
 }
 

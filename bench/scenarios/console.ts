@@ -2,7 +2,7 @@ import { parseConfig } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { signIn } from '../../src/modules/console/console.auth.service.js';
 import { demoCommand } from '../../src/modules/demo.js';
-import { startService, type BenchContext, type BenchScenario } from '../lib.js';
+import { measured, startService, type BenchContext, type BenchScenario } from '../lib.js';
 import { runLoad } from '../load.js';
 
 /**
@@ -73,18 +73,7 @@ async function run(ctx: BenchContext) {
         connections: 1,
         durationSeconds: ctx.quick ? 1 : 3,
       });
-      ctx.record({
-        scenario: 'console',
-        name: `GET ${name} (one at a time)`,
-        requestsPerSecond: Math.round(result.requestsPerSecond),
-        p50Ms: result.p50Ms,
-        p99Ms: result.p99Ms,
-        responseBytes: result.bytesPerResponse,
-        non2xx: result.non2xx,
-        errors: result.errors,
-        ratioToCeiling: null,
-        extra: { goal: 'under 100 ms' },
-      });
+      ctx.record(measured('console', `GET ${name} (one at a time)`, result, { goal: 'under 100 ms' }));
     }
   } finally {
     await service.stop();

@@ -2,10 +2,17 @@ import { systemClock } from '../../src/lib/clock.js';
 import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createVersion } from '../../src/modules/audiences/audiences.versions.js';
 import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
-import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
 import { FakeOpenAI } from '../../test/fakes/openai-server.js';
-import { benchTenant, CONNECTIONS, startService, type BenchContext, type BenchScenario } from '../lib.js';
+import {
+  benchPage,
+  benchTenant,
+  CONNECTIONS,
+  measured,
+  startService,
+  type BenchContext,
+  type BenchScenario,
+} from '../lib.js';
 import { processTreeCpuMicros, runLoad, type LoadResult } from '../load.js';
 
 /**
@@ -36,17 +43,7 @@ async function run(ctx: BenchContext) {
   let servedPath = '';
   for (let t = 0; t < TENANTS; t++) {
     const tenant = await benchTenant(database, `bench generation ${t}`);
-    const pageId = await createPage(tenant.scope, systemClock, {
-      name: `Generation page ${t}`,
-      title: 'A plan for {{company}}',
-      pageContext: 'Outbound to VP Sales.\n\n## Pricing\nPriced by live pages, not seats.',
-      pageType: 'outbound',
-      status: 'published',
-      brandId: 'brand_bench',
-      actions: [{ purpose: 'Book', buttonTitle: 'Book a demo', actionType: 'calendar', url: 'https://example.com/b' }],
-      headerActionIndex: 0,
-      metadata: { title: 'A plan', description: 'For your team' },
-    });
+    const pageId = await benchPage(tenant.scope, `Generation page ${t}`);
     const audiences: string[] = [];
     for (let a = 0; a < VERSIONS_PER_TENANT; a++) {
       const { audienceId } = await seedAudience(tenant.scope, systemClock, {
@@ -153,18 +150,12 @@ async function run(ctx: BenchContext) {
       ['idle', idle, {}],
       ['during generation', busy, { p99OverIdle: Math.round((busy.p99Ms / idle.p99Ms) * 100) / 100, backlogAfterLoad }],
     ] as const) {
-      ctx.record({
-        scenario: 'generation',
-        name: `GET page by Host, ${phase} (paced)`,
-        requestsPerSecond: Math.round(result.requestsPerSecond),
-        p50Ms: result.p50Ms,
-        p99Ms: result.p99Ms,
-        responseBytes: result.bytesPerResponse,
-        non2xx: result.non2xx,
-        errors: result.errors,
-        ratioToCeiling: null,
-        extra: { ...extra, goal: phase === 'idle' ? undefined : 'p99 ≤ 3× idle' },
-      });
+      ctx.record(
+        measured('generation', `GET page by Host, ${phase} (paced)`, result, {
+          ...extra,
+          goal: phase === 'idle' ? undefined : 'p99 ≤ 3× idle',
+        }),
+      );
     }
   } finally {
     await workers?.stop();

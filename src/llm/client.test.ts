@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FakeOpenAI } from '../../test/fakes/openai-server.js';
-import { LlmClient } from './client.js';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -9,14 +8,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 it("lets a visitor's streamed answer go before the structured calls queued for the process's slots", async () => {
-  const client = new LlmClient({
-    baseUrl: fake.baseUrl,
-    apiKey: null,
-    model: 'test-model',
-    timeoutMs: 10_000,
-    maxOutputTokens: 1_000,
-    concurrency: 1,
-  });
+  const client = fake.client(1);
   fake.answer(
     { content: { n: 1 }, delayMs: 200 },
     { stream: ['for the visitor'] },

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LlmClient } from '../../src/llm/client.js';
 
 /**
  * A fake OpenAI-compatible provider for tests: a real HTTP server on 127.0.0.1 speaking
@@ -58,6 +59,18 @@ export class FakeOpenAI {
     const fake = new FakeOpenAI();
     await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
     return fake;
+  }
+
+  /** A client of this provider, as a process's own (`sharedLlmClient`) would be, with `concurrency` slots. */
+  client(concurrency: number): LlmClient {
+    return new LlmClient({
+      baseUrl: this.baseUrl,
+      apiKey: null,
+      model: 'test-model',
+      timeoutMs: 10_000,
+      maxOutputTokens: 1_000,
+      concurrency,
+    });
   }
 
   /** `http://127.0.0.1:<port>/v1`: what LLM_BASE_URL would be. */

@@ -4,7 +4,6 @@ import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { FakeOpenAI } from '../../../test/fakes/openai-server.js';
 import { useTestApp } from '../../../test/harness.js';
-import { LlmClient } from '../../llm/client.js';
 import { versionGeneration } from './audiences.generation-worker.js';
 import { modelWriterSettings } from './audiences.generation.js';
 import { modelWriter } from './audiences.model-writer.js';
@@ -39,14 +38,7 @@ afterAll(() => fake.close());
  * claims beyond the calls, unless `settings` says otherwise).
  */
 function workerProcess(settings = modelWriterSettings(LIMIT, 0)) {
-  const client = new LlmClient({
-    baseUrl: fake.baseUrl,
-    apiKey: null,
-    model: 'test-model',
-    timeoutMs: 10_000,
-    maxOutputTokens: 1_000,
-    concurrency: LIMIT,
-  });
+  const client = fake.client(LIMIT);
   return versionGeneration(
     { database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) },
     {
