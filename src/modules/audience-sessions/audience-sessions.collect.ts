@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Insertable, Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { AudienceSessionsTable, DB } from '../../db/schema.js';
 import { loadServiceSecret } from '../../db/service-secrets.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
@@ -16,6 +17,12 @@ import * as q from './audience-sessions.queries.js';
 const UTM_MAX = 200;
 const URL_MAX = 2048;
 const TITLE_MAX = 255;
+/**
+ * Tokens a process has verified and remembers (a visit sends a handful of updates with the same
+ * token; each would otherwise pay an HMAC). Only tokens that verified are kept, so forged ones
+ * cannot evict them.
+ */
+const VERIFIED_TOKENS_KEPT = 100_000;
 
 /** What a session token binds: the session, to its tenant, page and audience, and its start. */
 export interface SessionRef {
@@ -33,6 +40,8 @@ export interface SessionRef {
  */
 export class SessionTokens {
   readonly #secret: Buffer;
+  /** `tenantId \n token` → what it names (the secret is fixed for the process, so an answer never changes). */
+  readonly #verified = new LRUCache<string, SessionRef>({ max: VERIFIED_TOKENS_KEPT });
 
   constructor(secret: string) {
     this.#secret = Buffer.from(secret, 'utf8');
@@ -53,6 +62,15 @@ export class SessionTokens {
 
   /** The session a token names for this tenant, or null (forged, another tenant's, malformed). */
   read(tenantId: string, token: string): SessionRef | null {
+    const key = `${tenantId}\n${token}`;
+    const known = this.#verified.get(key);
+    if (known !== undefined) return known;
+    const ref = this.#verify(tenantId, token);
+    if (ref !== null) this.#verified.set(key, ref);
+    return ref;
+  }
+
+  #verify(tenantId: string, token: string): SessionRef | null {
     const parts = token.split('.');
     if (parts.length !== 5) return null;
     const [sessionId, pageId, audienceId, started, mac] = parts as [string, string, string, string, string];

@@ -4,10 +4,12 @@ import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { makePerson } from '../../../test/factories/persons.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
-import { problem, testConfig, useTestApp, type Tenant } from '../../../test/harness.js';
+import { ENGINE, problem, testConfig, useTestApp, type Tenant } from '../../../test/harness.js';
 import type { CliContext } from '../../cli/command.js';
 import { newId } from '../../lib/ids.js';
+import { sql } from 'kysely';
 import { personErasureCommands } from './person-erasures.cli.js';
+import * as q from './person-erasures.queries.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
@@ -321,5 +323,75 @@ describe('CLI: person export, person erase', () => {
     const again = await command('erase').run(ctx(), { values, positionals: [id] });
     expect(again).toMatchObject({ personId: id, alreadyErased: true, erasedAt: erased.erasedAt });
     await expect(command('export').run(ctx(), { values, positionals: [id] })).rejects.toThrow(/No person/);
+  });
+});
+
+describe('a person log written while the person is erased', () => {
+  // On PostgreSQL the log's read of the person and the erasure's delete run at once: the log's
+  // insert then met a deleted person (a foreign-key violation) and answered 500.
+  it('answers 201 (erased with the person) or the unknown-person 422, never a 5xx', async () => {
+    const people = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        makePerson(alice.scope, t.clock, { email: `racer${i}@corp.example`, name: `Racer ${i}` }),
+      ),
+    );
+    const log = (personId: string, n: number) =>
+      t.request(alice, {
+        method: 'POST',
+        url: '/v0/person_logs',
+        payload: { personId, source: 'crm', type: 'note', payload: { n } },
+      });
+    const results = await Promise.all(
+      // The erasure starts a little later for each person, so that some land inside a log's write.
+      people.flatMap((id, i) => [
+        log(id, 1),
+        log(id, 2),
+        new Promise<void>((resolve) => setTimeout(resolve, i)).then(() => erase(alice, id)),
+        log(id, 3),
+      ]),
+    );
+    const codes = results.map((r) => r.statusCode);
+    console.log(
+      JSON.stringify(codes),
+      results
+        .filter((r) => r.statusCode >= 422)
+        .map((r) => r.body)
+        .slice(0, 1),
+    );
+    expect(codes.filter((c) => c >= 500)).toEqual([]);
+    for (const res of results) {
+      if (res.statusCode === 422) expect(problem(res)).toMatchObject({ code: 'validation_failed' });
+      else expect([201, 204]).toContain(res.statusCode);
+    }
+    // Whatever was written before the erasure went with it.
+    const left = await alice.scope.selectFrom('person_logs').select('id').where('person_id', 'in', people).execute();
+    expect(left).toEqual([]);
+  });
+
+  // The exact interleaving, on PostgreSQL: the log has read the person (the erasure is not committed
+  // yet) and waits on its row lock to insert; the erasure then commits.
+  it.skipIf(ENGINE !== 'postgres')('a log waiting on the erasure’s lock answers 422 once it committed', async () => {
+    const id = await makePerson(alice.scope, t.clock, { email: 'waiter@corp.example', name: 'Wai Ter' });
+    let pending: ReturnType<typeof t.request> | undefined;
+    await alice.scope.transaction(async (tx) => {
+      await q.lockPerson(tx, id);
+      await q.eraseRows(tx, id, await q.personReferences(tx, id), t.clock.now().toISOString());
+      pending = t.request(alice, {
+        method: 'POST',
+        url: '/v0/person_logs',
+        payload: { personId: id, source: 'crm', type: 'note', payload: { n: 1 } },
+      });
+      // Commit only once the log's write waits on the person's row.
+      for (;;) {
+        const waiting = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query ilike '%person_logs%'`.execute(t.database.kysely);
+        if (waiting.rows[0]!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    });
+    const res = await pending!;
+    expect(res.statusCode, res.body).toBe(422);
+    expect(problem(res)).toMatchObject({ code: 'validation_failed', errors: [{ path: '/body/personId' }] });
   });
 });

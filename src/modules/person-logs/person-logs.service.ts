@@ -1,4 +1,5 @@
 import { supportsDataModifyingWith } from '../../db/dialect.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
 import { json } from '../../db/json.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { notFound, validationFailed } from '../../http/errors.js';
@@ -49,12 +50,30 @@ export async function writePersonLog(
     }
   }
 
+  try {
+    return await writeResolved(scope, clock, body, identity, fresh !== undefined, payload);
+  } catch (error) {
+    // The person was erased between the read above and the insert (PostgreSQL reads committed rows
+    // without locking them): the same answer as for a person id that was never there.
+    if (!isForeignKeyViolation(error) || body.personId === undefined) throw error;
+    throw validationFailed('/body/personId', 'must be the id of an existing person of this tenant');
+  }
+}
+
+function writeResolved(
+  scope: TenantScope,
+  clock: Clock,
+  body: PersonLogBody,
+  identity: ReturnType<typeof normalizeIdentity>,
+  insertTried: boolean,
+  payload: string,
+) {
   return withIdempotency(
     scope,
     clock,
     { operation: PERSON_LOG_OPERATION, key: body.idempotencyKey, body },
     async (tx) => {
-      const { person, created } = await resolvePerson(tx, clock, body, identity, { insertTried: fresh !== undefined });
+      const { person, created } = await resolvePerson(tx, clock, body, identity, { insertTried });
       const now = isoNow(clock);
       const id = newId('personLog');
       await q.insertPersonLog(tx, {

@@ -52,6 +52,8 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
       if (site === 'cross-site' || site === 'same-site') {
         throw new AppError('cross_origin_request', 'Events are accepted from the page’s own origin only.');
       }
+      // The address (IPv6 by /64) first: a refused flood then takes nothing from the page's shared
+      // bucket, so a few addresses cannot starve a page's analytics.
       limit(clients, clientKey(request.ip), reply, 'from this address');
       // Global Privacy Control, and declared crawlers: nothing is recorded (docs/pages-runtime.md).
       if (request.headers['sec-gpc'] === '1' || isbot(request.headers['user-agent'] ?? '')) {
