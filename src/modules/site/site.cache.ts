@@ -184,6 +184,8 @@ export function etagFor(entry: RenderedEntry, encoding: Encoding): string {
 /** If-None-Match against any representation of the entry (weak comparison, RFC 9110 §13.1.2). */
 export function notModified(ifNoneMatch: string | undefined, entry: RenderedEntry): boolean {
   if (ifNoneMatch === undefined) return false;
+  // The usual revalidation sends back exactly the tag it was given: one string compare.
+  if (ifNoneMatch === entry.etag) return true;
   const base = entry.etag.slice(1, -1);
   return ifNoneMatch.split(',').some((tag) => {
     const t = tag.trim().replace(/^W\//, '');

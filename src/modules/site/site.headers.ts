@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { etagFor, type Encoding, type RenderedEntry } from './site.cache.js';
 
 /** Where a link from a page goes, we say only which site it came from (keys in paths stay private). */
 const REFERRER_POLICY = 'strict-origin-when-cross-origin';
@@ -23,12 +24,6 @@ const PAGE_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=600';
 /** A 1:1 page names its person: only the visitor's browser keeps it, and search engines leave it out. */
 const PERSONAL_PAGE_CACHE_CONTROL = 'private, max-age=60';
 
-/** The caching and indexing headers of a served page: public, or (a 1:1 page) private and `noindex`. */
-export function pageCacheHeaders(reply: FastifyReply, personal: boolean): FastifyReply {
-  if (!personal) return reply.header('cache-control', PAGE_CACHE_CONTROL);
-  return reply.header('cache-control', PERSONAL_PAGE_CACHE_CONTROL).header('x-robots-tag', 'noindex');
-}
-
 /**
  * The path a page host's request log shows (docs/privacy.md): as requested for a page that
  * addresses nobody; otherwise (a 1:1 page, or a path that served nothing, which may be a person's
@@ -39,4 +34,34 @@ export function loggedPagePath(path: string, personal: boolean | null): string {
   const slash = path.lastIndexOf('/', path.endsWith('/') ? path.length - 2 : path.length - 1);
   if (slash < 0 || slash >= path.length - 1) return path;
   return `${path.slice(0, slash + 1)}[redacted]`;
+}
+
+type PageHeaders = Record<string, string>;
+/**
+ * A cached page's response headers, built once per (entry, encoding) rather than on every hit: an
+ * entry never changes, so neither do they. Keyed weakly so they leave with the entry.
+ */
+const pageHeadersMemo = new WeakMap<RenderedEntry, Partial<Record<Encoding, PageHeaders>>>();
+
+/**
+ * The headers of a served page in the order `htmlHeaders` + `pageCacheHeaders` + validators give
+ * them, public or (a 1:1 page) private and `noindex` (content-encoding only for an encoded representation; a 304 sends the same set without it).
+ */
+export function pageHeaders(entry: RenderedEntry, encoding: Encoding): PageHeaders {
+  let byEncoding = pageHeadersMemo.get(entry);
+  if (byEncoding === undefined) pageHeadersMemo.set(entry, (byEncoding = {}));
+  const cached = byEncoding[encoding];
+  if (cached !== undefined) return cached;
+  const headers: PageHeaders = {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': entry.csp,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': REFERRER_POLICY,
+    'cache-control': entry.personal ? PERSONAL_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL,
+  };
+  if (entry.personal) headers['x-robots-tag'] = 'noindex';
+  headers.etag = etagFor(entry, encoding);
+  headers.vary = 'Accept-Encoding';
+  byEncoding[encoding] = headers;
+  return headers;
 }

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { requestHostname } from '../../lib/domain-name.js';
-import { etagFor, notModified, representation } from './site.cache.js';
+import { notModified, representation } from './site.cache.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
-import { htmlHeaders, loggedPagePath, pageCacheHeaders } from './site.headers.js';
+import { loggedPagePath, pageHeaders } from './site.headers.js';
 import { ON_PAGE_HOSTS, type VisitorSide } from './site.page-host.js';
 import { staticAssets } from './site.static.js';
 import { clientKey } from '../../http/client-address.js';
@@ -56,9 +56,8 @@ export const pageRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
       const { entry } = outcome;
       request.logPath = loggedPagePath(path, entry.personal);
       const { encoding, bytes } = representation(entry, request.headers['accept-encoding']);
-      pageCacheHeaders(htmlHeaders(reply, entry.csp), entry.personal)
-        .header('etag', etagFor(entry, encoding))
-        .header('vary', 'Accept-Encoding');
+      // One precomputed object per (entry, encoding): a hit assembles no header one by one.
+      reply.headers(pageHeaders(entry, encoding));
       if (notModified(request.headers['if-none-match'], entry)) return reply.code(304).send();
       if (encoding !== 'identity') reply.header('content-encoding', encoding);
       return reply.send(bytes);
