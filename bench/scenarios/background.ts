@@ -6,7 +6,7 @@ import { createVersion } from '../../src/modules/audiences/audiences.versions.js
 import { createSubscription } from '../../src/modules/webhooks/webhooks.service.js';
 import { allowEverything } from '../../src/net/address-policy.js';
 import { SecretBox } from '../../src/modules/webhooks/webhooks.secret-box.js';
-import { benchTenant, CONNECTIONS, startService, type BenchContext, type BenchScenario } from '../lib.js';
+import { type BenchContext, type BenchScenario, benchTenant, CONNECTIONS, measured, startService } from '../lib.js';
 import { runLoad } from '../load.js';
 import { seedPages } from './pages.js';
 
@@ -142,18 +142,12 @@ async function measure(ctx: BenchContext, placement: Placement) {
       ['idle', idle, {}],
       [`idle, ${paced}`, idlePaced, {}],
     ] as const) {
-      ctx.record({
-        scenario: 'background',
-        name: `GET /v0/pages?limit=1, ${phase} (${label})`,
-        requestsPerSecond: Math.round(result.requestsPerSecond),
-        p50Ms: result.p50Ms,
-        p99Ms: result.p99Ms,
-        responseBytes: result.bytesPerResponse,
-        non2xx: result.non2xx,
-        errors: result.errors,
-        ratioToCeiling: null,
-        extra: { p99OverP50: Math.round((result.p99Ms / result.p50Ms) * 100) / 100, ...extra },
-      });
+      ctx.record(
+        measured('background', `GET /v0/pages?limit=1, ${phase} (${label})`, result, {
+          p99OverP50: Math.round((result.p99Ms / result.p50Ms) * 100) / 100,
+          ...extra,
+        }),
+      );
     }
   } finally {
     await workers?.stop();

@@ -36,3 +36,12 @@ export function visit(
 ): Promise<LightMyRequestResponse> {
   return t.app.inject({ method, url: path, headers: { host, ...headers } });
 }
+
+/** The on-page agent's stored messages, questions and answers, of every tenant. */
+export async function agentMessageCount(t: TestApp): Promise<number> {
+  const row = await t.database.kysely
+    .selectFrom('agent_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

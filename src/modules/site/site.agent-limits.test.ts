@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
-import { linkOnHost, visit } from '../../../test/factories/site.js';
+import { agentMessageCount, linkOnHost, visit } from '../../../test/factories/site.js';
 import { FakeOpenAI } from '../../../test/fakes/openai-server.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 
@@ -50,15 +50,7 @@ async function startVisit(v: string, address: string): Promise<string> {
   return res.json().s as string;
 }
 
-const messageCount = async () =>
-  Number(
-    (
-      await t.database.kysely
-        .selectFrom('agent_messages')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
+const messageCount = () => agentMessageCount(t);
 
 beforeAll(async () => {
   fake = await FakeOpenAI.start();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
 import { makePerson } from '../../../test/factories/persons.js';
-import { linkOnHost, visit } from '../../../test/factories/site.js';
+import { agentMessageCount, linkOnHost, visit } from '../../../test/factories/site.js';
 import { problem, startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -66,15 +66,7 @@ async function startSession(v = view, landing = `http://${HOST}/offers/acme`) {
 const sessionIdOf = (token: string) => token.split('.')[0]!;
 const sessionRow = (id: string) =>
   t.database.kysely.selectFrom('audience_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const messageCount = async () =>
-  Number(
-    (
-      await t.database.kysely
-        .selectFrom('agent_messages')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
+const messageCount = () => agentMessageCount(t);
 
 beforeAll(async () => {
   t = await startTestApp({
