@@ -292,6 +292,27 @@ export async function benchTenant(database: Database, name: string, clock: Clock
   };
 }
 
+/** A request with a Host of our choosing (fetch will not send one). */
+export function request(
+  baseUrl: string,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${baseUrl}${options.path}`,
+      { method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
 /** A page as the scenarios that serve one create it: published, with a brief and one action. */
 export function benchPage(scope: TenantScope, name: string): Promise<string> {
   return createPage(scope, systemClock, {
@@ -334,8 +355,9 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** The p-th percentile of sorted values (nearest rank), to 0.1. */
-export function percentile(sorted: number[], p: number): number {
+/** The p-th percentile of sorted values (nearest rank), to `decimals` places. */
+export function percentile(sorted: number[], p: number, decimals = 1): number {
   if (sorted.length === 0) return 0;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
+  const scale = 10 ** decimals;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * scale) / scale;
 }

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { systemClock } from '../../src/lib/clock.js';
 import { seededRandom } from '../../src/lib/random.js';
 import { retrieve } from '../../src/modules/agent/agent.knowledge.js';
@@ -12,6 +11,8 @@ import {
   benchTenant,
   CONNECTIONS,
   measured,
+  percentile,
+  request,
   startService,
   type BenchContext,
   type BenchScenario,
@@ -45,24 +46,6 @@ function entryText(random: () => number, names: string[]): string {
   const words: string[] = [];
   for (let i = 0; i < 28; i++) words.push(random() < 0.35 ? pick(names).toLowerCase() : pick(COMMON));
   return `${words.join(' ')}.`;
-}
-
-function percentileMs(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
-}
-
-function get(baseUrl: string, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(`${baseUrl}${path}`, { headers: { host: HOST, 'user-agent': UA } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(text));
-      })
-      .on('error', reject);
-  });
 }
 
 async function run(ctx: BenchContext) {
@@ -120,8 +103,8 @@ async function run(ctx: BenchContext) {
     scenario: 'agent',
     name: `retrieval over ${entries} topic entries (in-process)`,
     requestsPerSecond: Math.round(1000 / (timings.reduce((a, b) => a + b, 0) / timings.length)),
-    p50Ms: percentileMs(timings, 50),
-    p99Ms: percentileMs(timings, 99),
+    p50Ms: percentile(timings, 50, 2),
+    p99Ms: percentile(timings, 99, 2),
     responseBytes: 0,
     non2xx: 0,
     errors: 0,
@@ -148,7 +131,10 @@ async function run(ctx: BenchContext) {
   const limited = await startService(serviceEnv);
   try {
     await new Promise((r) => setTimeout(r, 1_500)); // the services learn the host name
-    const html = await get(unlimited.baseUrl, '/offer');
+    const { text: html } = await request(unlimited.baseUrl, {
+      path: '/offer',
+      headers: { host: HOST, 'user-agent': UA },
+    });
     const view = /<meta name="ap-view" content="([^"]+)"/.exec(html)?.[1];
     if (view === undefined) throw new Error('the agent page has no view token');
     const servePage = (baseUrl: string): Promise<LoadResult> =>

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { sql } from 'kysely';
 import { createVersion } from '../../src/modules/audiences/audiences.versions.js';
 import { generateNow } from '../../src/modules/audiences/audiences.generation.js';
@@ -6,34 +5,13 @@ import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
-import { BENCH_PG_URL, CONNECTIONS, startReference, type BenchScenario } from '../lib.js';
+import { BENCH_PG_URL, CONNECTIONS, request, startReference, type BenchScenario } from '../lib.js';
 import { runLoad, type LoadResult } from '../load.js';
 
 const HOST = 'pages.bench.localhost';
 /** Sessions the collection load spreads its events over. */
 const SESSIONS = 2_000;
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
-
-/** A request with a Host of our choosing (fetch will not send one). */
-function request(
-  baseUrl: string,
-  options: { method?: string; path: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${baseUrl}${options.path}`,
-      { method: options.method ?? 'GET', headers: options.headers },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

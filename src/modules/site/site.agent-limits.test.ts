@@ -98,9 +98,12 @@ beforeEach(() => {
 it('refuses a client address over its questions per minute, before the provider, and writes nothing', async () => {
   const address = '203.0.113.7';
   const view = views.Globex!;
-  for (let i = 0; i < PER_MINUTE; i++) expect((await ask(view, `trial? ${i}`, address)).statusCode).toBe(200);
+  // in a visit, so that an answered question is stored (and a refused one would be seen if it were)
+  const visit = await startVisit(view, address);
+  for (let i = 0; i < PER_MINUTE; i++) expect((await ask(view, `trial? ${i}`, address, visit)).statusCode).toBe(200);
   const before = { messages: await messageCount(), calls: fake.requests.length };
-  const refused = await ask(view, 'how long is the trial?', address);
+  expect(before.messages).toBeGreaterThanOrEqual(2 * PER_MINUTE);
+  const refused = await ask(view, 'how long is the trial?', address, visit);
   expect(refused.statusCode).toBe(429);
   expect(problem(refused).code).toBe('rate_limited');
   expect(problem(refused).detail).toMatch(/Too many questions from your address; please try again in \d+ s\./);
@@ -138,21 +141,22 @@ it('cuts an answer at AGENT_ANSWER_MAX_CHARS, the model’s and the extractive o
   fake.otherwise = { stream: ['Fourteen days. '.repeat(40)] };
   const fromModel = await ask(views.Umbrella!, 'how long is the free trial?', '192.0.2.10');
   expect(fromModel.statusCode).toBe(200);
-  // the text as the widget shows it: the pieces as they stream, or the final line's text when it replaces them
-  const text = (body: string) => {
-    const lines = body
+  const lines = (body: string) =>
+    body
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { t: string; v?: string; text?: string });
-    return (
-      lines.at(-1)!.text ??
-      lines
-        .filter((l) => l.t === 'text')
-        .map((l) => l.v)
-        .join('')
-    );
-  };
-  expect(text(fromModel.body).length).toBeGreaterThan(ANSWER_MAX_CHARS / 2);
+  const streamed = (body: string) =>
+    lines(body)
+      .filter((l) => l.t === 'text')
+      .map((l) => l.v)
+      .join('');
+  // the text as the widget shows it at the end: the final line's, when it replaces the pieces
+  const text = (body: string) => lines(body).at(-1)!.text ?? streamed(body);
+  // the model's own words, cut: what streamed and what stays both within the limit
+  expect(streamed(fromModel.body)).toMatch(/^Fourteen days\. Fourteen days\./);
+  expect(streamed(fromModel.body).length).toBeGreaterThan(ANSWER_MAX_CHARS / 2);
+  expect(streamed(fromModel.body).length).toBeLessThanOrEqual(ANSWER_MAX_CHARS);
   expect(text(fromModel.body).length).toBeLessThanOrEqual(ANSWER_MAX_CHARS);
   fake.otherwise = { status: 500, message: 'down' };
   const extractive = await ask(

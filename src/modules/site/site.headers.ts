@@ -7,11 +7,17 @@ const REFERRER_POLICY = 'strict-origin-when-cross-origin';
 
 /** What every HTML answer on a page host (page, form errors, error page) carries, with its own CSP. */
 export function htmlHeaders(reply: FastifyReply, csp: string): FastifyReply {
-  return reply
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', csp)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', REFERRER_POLICY);
+  return reply.headers(htmlHeaderFields(csp));
+}
+
+/** The headers every HTML answer of a page host carries, with its own CSP. */
+function htmlHeaderFields(csp: string): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': REFERRER_POLICY,
+  };
 }
 
 /** The CSP source that allows exactly this inline script or style: `'sha256-…'`. */
@@ -44,8 +50,9 @@ type PageHeaders = Record<string, string>;
 const pageHeadersMemo = new WeakMap<RenderedEntry, Partial<Record<Encoding, PageHeaders>>>();
 
 /**
- * The headers of a served page in the order `htmlHeaders` + `pageCacheHeaders` + validators give
- * them, public or (a 1:1 page) private and `noindex` (content-encoding only for an encoded representation; a 304 sends the same set without it).
+ * The headers of a served page: the HTML ones, caching (public, or for a 1:1 page private and
+ * `noindex`) and the validators. Content-encoding is added by the caller for an encoded
+ * representation; a 304 sends the same set without it.
  */
 export function pageHeaders(entry: RenderedEntry, encoding: Encoding): PageHeaders {
   let byEncoding = pageHeadersMemo.get(entry);
@@ -53,10 +60,7 @@ export function pageHeaders(entry: RenderedEntry, encoding: Encoding): PageHeade
   const cached = byEncoding[encoding];
   if (cached !== undefined) return cached;
   const headers: PageHeaders = {
-    'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': entry.csp,
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': REFERRER_POLICY,
+    ...htmlHeaderFields(entry.csp),
     'cache-control': entry.personal ? PERSONAL_PAGE_CACHE_CONTROL : PAGE_CACHE_CONTROL,
   };
   if (entry.personal) headers['x-robots-tag'] = 'noindex';
