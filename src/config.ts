@@ -345,7 +345,7 @@ const pages = group('Pages and forms', {
     env: 'FORM_MIN_FILL_MS',
     default: 1500,
     description:
-      'A form the page script saw filled faster than this (ms since it became visible) is refused as a bot; `0`: off.',
+      'A form sent sooner than this (ms) after the service handed it to the visitor (its signed form stamp) is refused until the time has passed ([forms.md](forms.md#fill-time)); `0`: off.',
   }),
   formDedupeWindowSeconds: setting(wholeNumber(1, 86_400), {
     env: 'FORM_DEDUPE_WINDOW_SECONDS',

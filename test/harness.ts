@@ -96,7 +96,8 @@ export async function createTestDatabase(options: { migrateUpTo?: string } = {})
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return parseConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...overrides });
+  // Limits that would make every test wait are off unless a test is about them (it sets them).
+  return parseConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', FORM_MIN_FILL_MS: '0', ...overrides });
 }
 
 export interface Tenant {

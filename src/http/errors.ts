@@ -52,6 +52,7 @@ const ERROR_STATUS = {
   webhook_subscription_limit: 422,
   spam_suspected: 422,
   form_unknown: 422,
+  form_too_fast: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -44,7 +44,8 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
   let audienceId: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ clock: new WallClock() });
+    // The default fill time: the page script's stamp, and the no-script second send (docs/forms.md).
+    t = await startTestApp({ clock: new WallClock(), config: { FORM_MIN_FILL_MS: '1500' } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (t.app.server.address() as AddressInfo).port;
     tenant = await t.createTenant('Forms');
@@ -211,6 +212,30 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     });
   });
 
+  it('with JavaScript, sent at once: the script waits out the fill time the service names, and sends once', async () => {
+    const context = await newContext(true);
+    const page = await context.newPage();
+    const answers: number[] = [];
+    page.on('response', (r) => {
+      if (r.request().method() === 'POST' && r.url().includes('/contact')) answers.push(r.status());
+    });
+    const stamped = page.waitForResponse((r) => r.url().endsWith('/_ap/form-stamp') && r.status() === 200);
+    await page.goto(pageUrl);
+    await page.locator('form[data-ap-form]').scrollIntoViewIfNeeded();
+    await stamped;
+    await fill(page, { email: 'quick@initech.example' });
+    await page.locator('form button[type="submit"]').click();
+    await expect.poll(() => page.locator('.ap-form-sent').isVisible(), { timeout: 5_000 }).toBe(true);
+    expect(answers).toEqual([422, 201]);
+    await context.close();
+    const rows = await tenant.scope
+      .selectFrom('form_submissions')
+      .selectAll()
+      .where('email', '=', 'quick@initech.example')
+      .execute();
+    expect(rows).toHaveLength(1);
+  });
+
   it('with a free-mail address: form.submitted, then form.enrichment_failed (free_mail_domain)', async () => {
     const context = await newContext(true);
     const page = await context.newPage();
@@ -250,7 +275,10 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     await page.locator('.ap-form').scrollIntoViewIfNeeded();
     await shot(page, 'errors-nojs');
 
+    // Shown again, the form carries the service's stamp: the fill time counts from it.
+    expect(await page.locator('form [name="ap_stamp"]').inputValue()).toMatch(/^\d+\./);
     await fill(page, { phoneNumber: '+442079460000' });
+    await page.waitForTimeout(1_600); // a person takes longer than FORM_MIN_FILL_MS
     await Promise.all([page.waitForURL(/#ap-sent-/), page.locator('form button[type="submit"]').click()]);
     expect(new URL(page.url()).pathname).toBe('/contact');
     expect(await page.locator('.ap-form-sent').isVisible()).toBe(true);
@@ -267,7 +295,7 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
     expect(rows[0]!.analytics_session_id).toBeNull();
   });
 
-  it('a plain form POST over HTTP (no browser): 303 to the thank-you state, twice = one submission', async () => {
+  it('a plain form POST over HTTP (no browser): first the page again with a stamp, then 303 to the thank-you state, twice = one submission', async () => {
     const url = new URL(pageUrl);
     /** node:http, because fetch does not let a client name the Host (the tenant's page host). */
     const request = (method: 'GET' | 'POST', body?: string) =>
@@ -291,6 +319,13 @@ describe.skipIf(!HAVE_BROWSER)('a visitor fills in a page’s form in a real bro
       });
     const action = /name="ap_action" value="([^"]+)"/.exec((await request('GET')).text)?.[1] ?? '';
     const body = new URLSearchParams({ email: 'plain@globex.example', ap_audience: audienceId, ap_action: action });
+    // Without a stamp, the minimum fill time is counted from the page shown again (docs/forms.md).
+    const first = await request('POST', body.toString());
+    expect(first.status).toBe(422);
+    expect(first.text).toContain('press the button again');
+    body.set('ap_stamp', /name="ap_stamp" value="([^"]+)"/.exec(first.text)?.[1] ?? '');
+    expect(await request('POST', body.toString())).toMatchObject({ status: 422 }); // too soon
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
     for (const res of [await request('POST', body.toString()), await request('POST', body.toString())]) {
       expect(res.status).toBe(303);
       expect(res.location).toBe(`/contact#ap-sent-${action}`);

@@ -33,7 +33,8 @@ export const HIDDEN = {
   action: 'ap_action',
   token: 'ap_token',
   session: 'ap_session',
-  elapsed: 'ap_elapsed',
+  /** The service's signed note of when this client got the form (the minimum fill time's clock). */
+  stamp: 'ap_stamp',
 } as const;
 
 export type FormValues = Record<FormField, string>;
@@ -46,8 +47,8 @@ interface FormInput {
   token: string | null;
   /** The page script's session token (audience-sessions SessionTokens), if the visit is recorded. */
   sessionToken: string | null;
-  /** Milliseconds between the form becoming visible and its submission, as the script measured. */
-  elapsedMs: number | null;
+  /** The form stamp sent back (checked by the visitor side, which made it), if any. */
+  stamp: string | null;
 }
 
 export interface FieldProblem {
@@ -57,7 +58,13 @@ export interface FieldProblem {
 
 export type Reading =
   | { ok: true; input: FormInput }
-  | { ok: false; values: FormValues; problems: FieldProblem[]; code: 'validation_failed' | 'spam_suspected' };
+  | {
+      ok: false;
+      values: FormValues;
+      stamp: string | null;
+      problems: FieldProblem[];
+      code: 'validation_failed' | 'spam_suspected';
+    };
 
 const TOKEN = /^[A-Za-z0-9-]{8,100}$/;
 const PHONE = new RegExp(PHONE_PATTERN);
@@ -77,11 +84,13 @@ const LABELS: Record<FormField, string> = {
 };
 
 /**
- * Reads a submission body (form-urlencoded or JSON, already parsed into an object). `minFillMs`:
- * a form the script saw filled faster than this is refused as a bot.
+ * Reads a submission body (form-urlencoded or JSON, already parsed into an object): the fields
+ * against their rules, and the honeypot. The fill time is the visitor side's to check (its stamp).
  */
-export function readSubmission(body: Record<string, unknown>, minFillMs: number): Reading {
+export function readSubmission(body: Record<string, unknown>): Reading {
   const values = Object.fromEntries(FORM_FIELDS.map((f) => [f, one(body, f).trim()])) as FormValues;
+  const stampText = one(body, HIDDEN.stamp);
+  const stamp = stampText !== '' && stampText.length <= 100 ? stampText : null;
   const problems: FieldProblem[] = [];
 
   for (const field of FORM_FIELDS) {
@@ -99,14 +108,13 @@ export function readSubmission(body: Record<string, unknown>, minFillMs: number)
       message: 'Enter the phone number in international format, e.g. +14155550123.',
     });
   }
-  if (problems.length > 0) return { ok: false, values, problems, code: 'validation_failed' };
+  if (problems.length > 0) return { ok: false, values, stamp, problems, code: 'validation_failed' };
 
-  const elapsedText = one(body, HIDDEN.elapsed);
-  const elapsedMs = /^\d{1,12}$/.test(elapsedText) ? Number(elapsedText) : null;
-  if (one(body, HONEYPOT_FIELD) !== '' || (elapsedMs !== null && elapsedMs < minFillMs)) {
+  if (one(body, HONEYPOT_FIELD) !== '') {
     return {
       ok: false,
       values,
+      stamp,
       code: 'spam_suspected',
       problems: [
         { field: 'form', message: 'This looked automated and was not sent. Please wait a moment and try again.' },
@@ -124,7 +132,7 @@ export function readSubmission(body: Record<string, unknown>, minFillMs: number)
       actionId: one(body, HIDDEN.action),
       token: TOKEN.test(token) ? token : null,
       sessionToken: session !== '' && session.length <= 400 ? session : null,
-      elapsedMs,
+      stamp,
     },
   };
 }

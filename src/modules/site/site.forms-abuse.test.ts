@@ -22,7 +22,7 @@ const post = (ip: string, headers: Record<string, string> = {}) =>
       'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
       ...headers,
     },
-    payload: { ...base, email: `visitor${++n}@corp.example`, ap_elapsed: '5000' },
+    payload: { ...base, email: `visitor${++n}@corp.example` },
   });
 
 beforeAll(async () => {

@@ -86,9 +86,9 @@ function noPage(request: FastifyRequest, reply: FastifyReply, json: boolean, sta
  * Protocol). Form-urlencoded from a browser without script (303 to the thank-you state, or the
  * page again with the errors), JSON from the page script (201/200 JSON, or problem+json).
  */
-export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, tokens, origin }) => {
+export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, tokens, signer, origin, tenantOf }) => {
   const { database, clock, config } = app.ctx;
-  const forms = new FormService(database, clock, pages, tokens, {
+  const forms = new FormService(database, clock, pages, tokens, signer, {
     minFillMs: config.formMinFillMs,
     dedupeWindowMs: config.formDedupeWindowSeconds * 1000,
   });
@@ -124,6 +124,23 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
+  /**
+   * `GET /_ap/form-stamp`: the page script asks when a form comes into view, and sends the stamp
+   * with the form (docs/forms.md, Fill time). Per visitor, so never in the page's shared bytes.
+   */
+  app.route({
+    method: 'GET',
+    url: '/_ap/form-stamp',
+    constraints: ON_PAGE_HOSTS,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const tenantId = tenantOf(request);
+      if (tenantId === undefined) return sendErrorPage(reply, 404);
+      reply.header('cache-control', 'no-store');
+      return { stamp: forms.stamp(tenantId, clientKey(request.ip)), minFillMs: config.formMinFillMs };
+    },
+  });
+
   app.route({
     method: 'POST',
     url: '/*',
@@ -142,7 +159,8 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
       const path = request.url.split('?', 1)[0]!;
       const pageOrigin = origin(request);
       const host = requestHostname(request.headers.host) ?? '';
-      const outcome = await forms.accept({ host, path, origin: pageOrigin, body: request.body });
+      const client = clientKey(request.ip);
+      const outcome = await forms.accept({ host, path, origin: pageOrigin, client, body: request.body });
       if (outcome.kind === 'no-page') return noPage(request, reply, json, outcome.status);
       if (outcome.kind === 'refused') {
         if (json || outcome.form === null) return sendProblem(request, reply, outcome.error);

@@ -124,6 +124,8 @@ export interface FormState {
   actionId: string;
   values: FormValues;
   problems: FieldProblem[];
+  /** The form stamp to send it again with (docs/forms.md, Fill time); shown to this visitor only. */
+  stamp?: string | null;
 }
 
 const FIELD_VIEW: Record<
@@ -151,7 +153,7 @@ const FIELD_VIEW: Record<
 
 /**
  * A form-type action's form (docs/forms.md): a plain POST to the page's own address, so it works
- * without JavaScript; the page script adds the per-view token, the session and the fill time, and
+ * without JavaScript; the page script adds the per-view token, the session and the form stamp, and
  * submits with fetch. The markup is the same for every visitor (no token in it), except when a
  * refused submission is shown again with its values and errors (`state`, never cached).
  */
@@ -254,7 +256,11 @@ function ActionForm({
         <input type="hidden" name={HIDDEN.action} value={action.actionId} />
         <input type="hidden" name={HIDDEN.token} value="" />
         <input type="hidden" name={HIDDEN.session} value="" />
-        <input type="hidden" name={HIDDEN.elapsed} value="" />
+        <input
+          type="hidden"
+          name={HIDDEN.stamp}
+          value={state?.actionId === action.actionId ? (state.stamp ?? '') : ''}
+        />
         <button type="submit" class="ap-button ap-form-submit">
           {action.buttonTitle}
         </button>

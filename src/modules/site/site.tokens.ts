@@ -12,8 +12,11 @@ const MAC_BYTES = 16;
  * - image path `/_ap/img/<fileId|assetId>/<mac>`: serves that image of the tenant on the tenant's
  *   hosts, and no other file (file ids alone are not enough).
  *
- * And one signature that expires, never part of a page: the preview URL of a version
- * (`/_ap/preview/<tenantId>/<versionId>?expires=<unix s>&signature=<mac>`, on the API host).
+ * And signatures that expire, never part of a page's shared bytes:
+ * - the preview URL of a version (`/_ap/preview/<tenantId>/<versionId>?expires=<unix s>&signature=<mac>`,
+ *   on the API host);
+ * - a form stamp `<ms>.<mac>`: when this tenant's page gave a form to this client (address, IPv6
+ *   by /64), so the minimum fill time is counted by the service, not by the visitor (docs/forms.md).
  */
 export class PageSigner {
   readonly #secret: Buffer;
@@ -54,6 +57,18 @@ export class PageSigner {
 
   checkImage(tenantId: string, id: string, mac: string): boolean {
     return this.#equal(mac, this.#mac('image', tenantId, id));
+  }
+
+  /** A form stamp: the tenant's page gave a form to `client` at `atMs` (Unix ms). */
+  formStamp(tenantId: string, client: string, atMs: number): string {
+    return `${atMs}.${this.#mac('form-stamp', tenantId, client, String(atMs))}`;
+  }
+
+  /** When a form stamp of this tenant and client was made (Unix ms); null for anything else. */
+  readFormStamp(tenantId: string, client: string, stamp: string): number | null {
+    const match = /^(\d{1,15})\.([A-Za-z0-9_-]{1,64})$/.exec(stamp);
+    if (match === null) return null;
+    return this.#equal(match[2]!, this.#mac('form-stamp', tenantId, client, match[1]!)) ? Number(match[1]) : null;
   }
 
   /** The query of a preview URL of the tenant's version, valid until `expires` (Unix seconds). */

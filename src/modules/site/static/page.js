@@ -172,8 +172,9 @@
 
 // Forms on the page (docs/forms.md): without this script they post normally; with it they send
 // JSON with fetch and show the answer in place, with the per-view token (the idempotency key), the
-// time since the form became visible and the session (when the visit is recorded). Runs with
-// Global Privacy Control too: sending a form is the visitor's own act.
+// form stamp (asked for when the form comes into view: the service counts the minimum fill time
+// from it) and the session (when the visit is recorded). Runs with Global Privacy Control too:
+// sending a form is the visitor's own act.
 (function () {
   'use strict';
   var forms = document.querySelectorAll('form[data-ap-form]');
@@ -232,39 +233,50 @@
     summary.focus();
   }
 
+  // The service's answer when a form comes sooner than its minimum fill time: wait, send again once.
+  var MAX_WAIT_MS = 10000;
+
   function setup(form) {
     var box = form.parentNode;
-    var visibleAt = null;
+    var asked = false;
     var token = field(form, 'ap_token');
+    var stamp = field(form, 'ap_stamp');
     if (token && window.crypto && window.crypto.randomUUID) token.value = window.crypto.randomUUID();
+
+    function askStamp() {
+      if (asked || !stamp) return;
+      asked = true;
+      fetch('/_ap/form-stamp', { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (res) {
+          return res.ok ? res.json() : null;
+        })
+        .then(
+          function (body) {
+            if (body && typeof body.stamp === 'string' && !stamp.value) stamp.value = body.stamp;
+          },
+          function () {},
+        );
+    }
     if ('IntersectionObserver' in window) {
       var observer = new window.IntersectionObserver(function (entries) {
         entries.forEach(function (entry) {
-          if (entry.isIntersecting && visibleAt === null) {
-            visibleAt = Date.now();
+          if (entry.isIntersecting) {
+            askStamp();
             observer.disconnect();
           }
         });
       });
       observer.observe(form);
     } else {
-      visibleAt = Date.now();
+      askStamp();
     }
 
-    form.addEventListener('submit', function (event) {
-      event.preventDefault();
-      var button = form.querySelector('button[type="submit"]');
-      if (button && button.disabled) return; // a double click sends once (and the token makes it once anyway)
-      var data = {};
-      Array.prototype.forEach.call(form.elements, function (el) {
-        if (el.name) data[el.name] = el.value;
-      });
-      data.ap_elapsed = visibleAt === null ? '' : String(Date.now() - visibleAt);
-      var pages = window.audiencePages;
-      var session = pages && pages.sessionToken ? pages.sessionToken() : null;
-      if (session) data.ap_session = session;
-      if (button) button.disabled = true;
-      form.setAttribute('aria-busy', 'true');
+    function done(button) {
+      if (button) button.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+
+    function send(data, button, retried) {
       fetch(form.action.split('#')[0], {
         method: 'POST',
         credentials: 'same-origin',
@@ -283,9 +295,17 @@
         })
         .then(
           function (result) {
-            if (button) button.disabled = false;
-            form.removeAttribute('aria-busy');
-            if (!result.ok) return showErrors(form, result.body);
+            var body = result.body;
+            if (!result.ok && !retried && body && body.code === 'form_too_fast' && typeof body.stamp === 'string') {
+              data.ap_stamp = body.stamp;
+              if (stamp) stamp.value = body.stamp;
+              var wait = Math.min(MAX_WAIT_MS, Math.max(0, Number(body.retryAfterMs) || 0));
+              return window.setTimeout(function () {
+                send(data, button, true);
+              }, wait);
+            }
+            done(button);
+            if (!result.ok) return showErrors(form, body);
             var sent = box.querySelector('.ap-form-sent');
             form.hidden = true;
             if (sent) {
@@ -294,11 +314,26 @@
             }
           },
           function () {
-            if (button) button.disabled = false;
-            form.removeAttribute('aria-busy');
+            done(button);
             showErrors(form, null);
           },
         );
+    }
+
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var button = form.querySelector('button[type="submit"]');
+      if (button && button.disabled) return; // a double click sends once (and the token makes it once anyway)
+      var data = {};
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (el.name) data[el.name] = el.value;
+      });
+      var pages = window.audiencePages;
+      var session = pages && pages.sessionToken ? pages.sessionToken() : null;
+      if (session) data.ap_session = session;
+      if (button) button.disabled = true;
+      form.setAttribute('aria-busy', 'true');
+      send(data, button, false);
     });
   }
 
