@@ -314,6 +314,18 @@ const pages = group('Pages and forms', {
     description:
       'Page form submissions per minute per client address, bursts of as many ([forms.md](forms.md)); `0`: off.',
   }),
+  sessionsPerTenantPerDay: setting(wholeNumber(0, 1_000_000_000), {
+    env: 'SESSIONS_PER_TENANT_PER_DAY',
+    default: 1_000_000,
+    description:
+      'New audience sessions (visits) a tenant may record per UTC day, across all processes; then visits are served but not recorded ([pages-runtime.md](pages-runtime.md#daily-caps)); `0`: no cap.',
+  }),
+  formSubmissionsPerTenantPerDay: setting(wholeNumber(0, 1_000_000_000), {
+    env: 'FORM_SUBMISSIONS_PER_TENANT_PER_DAY',
+    default: 20_000,
+    description:
+      'Form submissions a tenant may receive per UTC day, across all processes; then forms are refused with 429 ([forms.md](forms.md#abuse-controls)); `0`: no cap.',
+  }),
   agentQuestionsPerMinute: setting(wholeNumber(0, MILLION), {
     env: 'AGENT_QUESTIONS_PER_MINUTE',
     default: 10,

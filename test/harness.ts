@@ -312,6 +312,7 @@ const TENANT_TABLES = [
   'console_sign_in_links',
   'console_sessions',
   'llm_token_days',
+  'tenant_daily_counts',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
 const everyTenantTableListed: [Unlisted] extends [never] ? true : Unlisted = true;

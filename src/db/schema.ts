@@ -431,6 +431,16 @@ interface LlmTokenDaysTable {
   updated_at: Timestamp;
 }
 
+/** src/db/daily-caps.ts: the places handed out per tenant, UTC day and kind. */
+interface TenantDailyCountsTable {
+  tenant_id: string;
+  /** `2026-11-26`: the UTC day. */
+  day: string;
+  kind: 'sessions' | 'form_submissions';
+  granted: ColumnType<number | string, number, number>;
+  updated_at: Timestamp;
+}
+
 export interface PersonsTable {
   id: string;
   tenant_id: string;
@@ -590,6 +600,7 @@ export interface DB {
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sessions: ConsoleSessionsTable;
   llm_token_days: LlmTokenDaysTable;
+  tenant_daily_counts: TenantDailyCountsTable;
 }
 
 /** Tables whose rows belong to one tenant: only reachable through a TenantScope. */

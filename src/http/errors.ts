@@ -54,6 +54,7 @@ const ERROR_STATUS = {
   form_unknown: 422,
   form_too_fast: 422,
   rate_limited: 429,
+  daily_cap_reached: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isbot } from 'isbot';
+import { DailyCap } from '../../db/daily-caps.js';
 import { AppError } from '../../http/errors.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { SessionIngest } from '../audience-sessions/index.js';
@@ -27,6 +28,7 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
   const visits = new CollectService(database, clock, signer, tokens, ingest, revisions);
   const clients = buckets(config.pageEventsPerSecond);
   const pages = buckets(config.pageEventsPerPagePerSecond);
+  const newSessions = new DailyCap(database, clock, logger, 'sessions', config.sessionsPerTenantPerDay);
 
   const limit = (limits: TokenBuckets | null, key: string, reply: FastifyReply, what: string) => {
     if (limits === null) return;
@@ -61,7 +63,14 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
       }
       const event = visits.read(tenantId, request.body, request.headers.host);
       limit(pages, event.audienceId, reply, 'for this page');
-      if (event.t === 'start') return reply.code(201).send({ s: await visits.start(tenantId, event) });
+      if (event.t === 'start') {
+        const room = await newSessions.take(tenantId);
+        if (!room.ok) {
+          reply.header('retry-after', String(room.retryAfterSeconds));
+          throw new AppError('daily_cap_reached', 'This site records no more visits today; the page works as before.');
+        }
+        return reply.code(201).send({ s: await visits.start(tenantId, event) });
+      }
       visits.update(tenantId, event);
       return reply.code(204).send();
     },

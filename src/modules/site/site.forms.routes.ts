@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isbot } from 'isbot';
+import { DailyCap } from '../../db/daily-caps.js';
 import { AppError } from '../../http/errors.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
@@ -87,8 +88,9 @@ function noPage(request: FastifyRequest, reply: FastifyReply, json: boolean, sta
  * page again with the errors), JSON from the page script (201/200 JSON, or problem+json).
  */
 export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, tokens, signer, origin, tenantOf }) => {
-  const { database, clock, config } = app.ctx;
-  const forms = new FormService(database, clock, pages, tokens, signer, {
+  const { database, clock, config, logger } = app.ctx;
+  const submissions = new DailyCap(database, clock, logger, 'form_submissions', config.formSubmissionsPerTenantPerDay);
+  const forms = new FormService(database, clock, pages, tokens, signer, submissions, {
     minFillMs: config.formMinFillMs,
     dedupeWindowMs: config.formDedupeWindowSeconds * 1000,
   });

@@ -1,4 +1,5 @@
 import type { Database } from '../../db/connect.js';
+import type { DailyCap } from '../../db/daily-caps.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -56,6 +57,8 @@ export class FormService {
     private readonly pages: PageService,
     private readonly tokens: SessionTokens,
     private readonly signer: PageSigner,
+    /** The tenant's daily cap on submissions (FORM_SUBMISSIONS_PER_TENANT_PER_DAY). */
+    private readonly dailyCap: DailyCap,
     private readonly rules: FormRules,
   ) {}
 
@@ -147,6 +150,16 @@ export class FormService {
       const problems: FieldProblem[] = [{ field: 'form', message }];
       const error = refusal('form_too_fast', 422, problems, { stamp: tooSoon.stamp, retryAfterMs: tooSoon.waitMs });
       return refuse(error, input.values, problems, tooSoon.stamp);
+    }
+
+    // Last of the checks, so that only a submission that would be stored takes one of the day's places.
+    const room = await this.dailyCap.take(page.tenantId);
+    if (!room.ok) {
+      const problems: FieldProblem[] = [
+        { field: 'form', message: 'This form cannot take more submissions today. Please try again tomorrow.' },
+      ];
+      const error = refusal('daily_cap_reached', 429, problems, { retryAfterSeconds: room.retryAfterSeconds });
+      return refuse(error, input.values, problems, input.stamp);
     }
 
     // The visitor's session, when the script sent the token of a session of this very page view.
