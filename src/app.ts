@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -27,6 +28,7 @@ import { Problem } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { LazyChildLogger } from './lib/logger.js';
+import { AheadOfRouter } from './http/ahead.js';
 import {
   collectProcessDefaults,
   exposition,
@@ -58,6 +60,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const requestIdPrefix = randomBytes(8).toString('hex');
 let requestCount = 0;
 
+/** Longer than the usual load balancer's idle timeout (60 s), so the balancer closes first. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 /** Builds the HTTP application. It never reads the environment: everything comes in `deps`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database, logger } = deps;
@@ -67,7 +72,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     failures: new FailedAuthLimiter(clock, config.authFailuresPerMinute),
   });
 
+  const ahead = new AheadOfRouter();
   const app = Fastify({
+    // The server asks `ahead` first (page-cache hits), then hands the request to Fastify. Fastify
+    // sets no timeouts on a server it did not make: they are set here, as it would set them.
+    serverFactory: (handler) => {
+      const server = http.createServer((request, response) => {
+        if (!ahead.answered(request, response)) handler(request, response);
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = config.requestTimeoutMs;
+      server.setTimeout(config.requestTimeoutMs);
+      return server;
+    },
     loggerInstance: logger as FastifyBaseLogger,
     childLoggerFactory: (parent, bindings) =>
       new LazyChildLogger(parent as unknown as Logger, bindings) as unknown as FastifyBaseLogger,
@@ -76,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     connectionTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: 72_000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: {
@@ -105,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     logger,
     metrics,
+    ahead,
     pager: new Pager(await loadServiceSecret(database.kysely, 'cursor-signing', clock, config.secretKeys)),
   };
   app.decorate('ctx', ctx);

@@ -1,3 +1,4 @@
+import type { AheadOfRouter } from './ahead.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connect.js';
@@ -16,6 +17,8 @@ export interface AppContext {
   readonly logger: Logger;
   /** This app's own metrics (request latencies, its page cache): docs/performance.md#metrics. */
   readonly metrics: Registry;
+  /** What the server answers before the router does (page-cache hits): http/ahead.ts. */
+  readonly ahead: AheadOfRouter;
 }
 
 declare module 'fastify' {

@@ -18,6 +18,15 @@ export function observePageCache(registry: Registry, pages: PageService): void {
       this.inc({ result: 'miss' }, misses);
     },
   });
+  new Counter({
+    name: 'ap_page_hits_ahead_total',
+    help: 'Page cache hits answered ahead of the router (counted in ap_page_cache_requests_total too; not in the request histogram)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(pages.cacheStats().hitsAhead);
+    },
+  });
   new Gauge({
     name: 'ap_page_cache_bytes',
     help: 'Bytes the page cache holds (every encoding of every page), against PAGE_CACHE_MB',

@@ -50,6 +50,7 @@ export class PageService {
   readonly #cache: PageCache;
   readonly #rendering = new Map<string, Promise<RenderedEntry>>();
   #hits = 0;
+  #hitsAhead = 0;
   #misses = 0;
 
   constructor(
@@ -90,6 +91,19 @@ export class PageService {
     return { status: 200, entry };
   }
 
+  /**
+   * The cached page of (origin, path) while its tenant's serving revision is current: a hit, with
+   * no await (site.pages.ahead.ts answers it ahead of the router); undefined for anything else,
+   * which `page` then answers.
+   */
+  hit(origin: string, path: string): RenderedEntry | undefined {
+    const route = this.#cache.route(`${origin}${path}`);
+    if (route === undefined || !this.revisions.current(route.tenantId, route.generation)) return undefined;
+    this.#hits += 1;
+    this.#hitsAhead += 1;
+    return route.entry;
+  }
+
   /** Concurrent first requests for a version on an origin render it once. */
   #rendered(pageKey: string, resolution: Extract<Resolution, { status: 200 }>, origin: string) {
     let pending = this.#rendering.get(pageKey);
@@ -105,7 +119,7 @@ export class PageService {
 
   /** How full the cache is (metrics). */
   cacheStats() {
-    return { ...this.#cache.stats(), hits: this.#hits, misses: this.#misses };
+    return { ...this.#cache.stats(), hits: this.#hits, hitsAhead: this.#hitsAhead, misses: this.#misses };
   }
 
   async #render(

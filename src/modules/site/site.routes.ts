@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import compress from '@fastify/compress';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { loadServiceSecret } from '../../db/service-secrets.js';
@@ -11,6 +13,7 @@ import { collectRoutes } from './site.collect.routes.js';
 import { htmlErrors, sendErrorPage } from './site.error-pages.js';
 import { formRoutes } from './site.forms.routes.js';
 import { ON_PAGE_HOSTS, pageHostConstraint, type VisitorSide } from './site.page-host.js';
+import { pageHitsAhead } from './site.pages.ahead.js';
 import { pageRoutes } from './site.pages.routes.js';
 import { observePageCache } from './site.metrics.js';
 import { previewRoutes } from './site.preview.routes.js';
@@ -42,13 +45,22 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   const base = config.publicBaseUrl === null ? null : new URL(config.publicBaseUrl);
   const basePort = base === null || base.port === '' ? '' : `:${base.port}`;
   const listeningPort = `:${config.port}`;
-  const origin = (request: FastifyRequest) => {
-    const header = request.headers.host ?? '';
-    const host = requestHostname(header) ?? '';
+  const originFrom = (header: string, host: string, secure: boolean) => {
     if (base !== null) return `${base.protocol}//${host}${basePort}`;
     const port = header.endsWith(listeningPort) ? listeningPort : '';
-    return `${request.protocol === 'https' ? 'https' : 'http'}://${host}${port}`;
+    return `${secure ? 'https' : 'http'}://${host}${port}`;
   };
+  const origin = (request: FastifyRequest) => {
+    const header = request.headers.host ?? '';
+    return originFrom(header, requestHostname(header) ?? '', request.protocol === 'https');
+  };
+  // Ahead of the router there is no request.protocol: without PUBLIC_BASE_URL, a request's scheme
+  // comes from its socket, or (TRUST_PROXY) from a header only Fastify's proxy rules may read.
+  const proxied = config.trustProxy !== false && config.trustProxy !== 0;
+  const rawOrigin = (request: IncomingMessage, host: string) =>
+    base === null && proxied
+      ? null
+      : originFrom(request.headers.host ?? '', host, (request.socket as TLSSocket).encrypted === true);
   const revisions = new ServingRevisions(database, app.ctx.logger);
   await revisions.start();
   app.addHook('onClose', () => revisions.stop());
@@ -61,6 +73,7 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
     config.pageCacheMegabytes * 1024 * 1024,
   );
   observePageCache(app.ctx.metrics, pages);
+  app.ctx.ahead.add(pageHitsAhead(pages, hosts, rawOrigin));
   const visitor: VisitorSide = {
     tenantOf: (request: FastifyRequest) => hosts.tenantOf(requestHostname(request.headers.host) ?? ''),
     origin,
