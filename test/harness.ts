@@ -310,6 +310,7 @@ const TENANT_TABLES = [
   'console_users',
   'console_sign_in_links',
   'console_sessions',
+  'audience_imports',
   'llm_token_days',
 ] as const satisfies readonly TenantTable[];
 type Unlisted = Exclude<TenantTable, (typeof TENANT_TABLES)[number]>;
