@@ -158,7 +158,7 @@ export function audienceImportWorker(ctx: WorkerContext): BackgroundWorker {
 
 /**
  * Queues the import of a CSV into a page for the import worker: the page must be open for it
- * (404 unknown, 409 archived) and the header readable (422), as the import itself checks; the
+ * (404 unknown, 409 archived) and the file text with a readable header (422), as the import checks; the
  * rows are read by the worker. Returns the import's id.
  */
 export async function startImport(
@@ -167,6 +167,9 @@ export async function startImport(
   input: { pageId: string; userId: string; fileName: string; csv: string },
 ): Promise<string> {
   await openPageForImport(scope, input.pageId);
+  if (input.csv.includes('\u0000')) {
+    throw new AppError('validation_failed', `${input.fileName}: not a text file (it holds NUL bytes).`);
+  }
   checkImportHeader(input.csv, input.fileName);
   const id = newId('audienceImport');
   const now = isoNow(clock);
