@@ -104,7 +104,7 @@ export function renderImportProgress(options: { viewer: Viewer; status: ImportSt
           <a href="/console/pages">Pages</a> › <a href={base}>{options.pageName}</a> ›{' '}
           <a href={`${base}/import`}>Import</a>
         </nav>
-        <h1>
+        <h1 data-running-title={status.status === 'queued' ? `${TITLES.running}: ${status.fileName}` : undefined}>
           {TITLES[status.status]}: {status.fileName}
         </h1>
         {status.status === 'failed' && (

@@ -61,6 +61,8 @@
               cell.setAttribute('data-value', String(status[field]));
             }
           });
+          var title = document.querySelector('h1[data-running-title]');
+          if (status.status === 'running' && title) title.textContent = title.getAttribute('data-running-title');
           if (status.rows !== null && bar) {
             bar.max = status.rows;
             bar.value = status.done;
