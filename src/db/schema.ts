@@ -531,7 +531,7 @@ interface ConsoleSignInLinksTable {
 }
 
 /** A console session behind its cookie: the SHA-256 of the cookie's token; ends on sign-out or inactivity. */
-export type AudienceImportStatus = 'queued' | 'running' | 'done' | 'failed';
+type AudienceImportStatus = 'queued' | 'running' | 'done' | 'failed';
 
 /** An import the console started (0100): its file until it ends, its progress, its job's lease. */
 export interface AudienceImportsTable {

@@ -32,10 +32,10 @@ import * as q from './audiences.import-queries.js';
  * it had run since are found by their identity (`existing`), never created twice.
  */
 
-export const IMPORT_CHANNEL = 'audience-imports';
+const IMPORT_CHANNEL = 'audience-imports';
 
 /** The refused rows an import keeps (its `failed` counts them all). */
-export const IMPORT_ERRORS_KEPT = 1_000;
+const IMPORT_ERRORS_KEPT = 1_000;
 
 type ImportJob = LeasedRow & Pick<AudienceImportsTable, 'id'>;
 

@@ -168,7 +168,7 @@ function rowError(line: number, problem: ItemProblem): ImportRowError {
 }
 
 /** Where an import stands: what a job records after each chunk, and resumes from. */
-export interface ImportProgress {
+interface ImportProgress {
   /** Data rows in the file (blank lines not counted). */
   rows: number;
   /** Rows dealt with: refused while reading, or run through the batch service. */

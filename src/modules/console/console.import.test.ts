@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audienceImportJobs } from '../audiences/audiences.import-job.js';
+import { audienceImportJobs } from '../audiences/index.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { inviteAsOperator } from './console.auth.service.js';

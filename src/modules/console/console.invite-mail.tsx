@@ -23,7 +23,7 @@ function whenOf(iso: string): string {
   return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-export function invitationMessage(mail: InvitationMail): MailMessage {
+function invitationMessage(mail: InvitationMail): MailMessage {
   const who = mail.invitedBy === null ? 'You have been invited' : `${mail.invitedBy} invited you`;
   const lead = `${who} to the Audience Pages console, where your team authors, publishes and follows its pages.`;
   const rule = `The link signs you in once and expires in 15 minutes (at ${whenOf(mail.expiresAt)}).`;
