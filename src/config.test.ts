@@ -67,6 +67,8 @@ describe('parseConfig', () => {
       agentQuestionMaxChars: 500,
       agentAnswerMaxChars: 1200,
       consoleSessionIdleMinutes: 60,
+      smtpUrl: null,
+      mailFrom: null,
       formMinFillMs: 1500,
       formDedupeWindowSeconds: 600,
       sessionRetentionDays: 400,
@@ -308,6 +310,19 @@ describe('parseConfig', () => {
       'ENRICHMENT_URL must be an https URL in production: it carries visitors’ emails and ENRICHMENT_TOKEN',
     ]);
     expect(problemsOf({ ...production, ENRICHMENT_URL: 'https://enrich.example/x' })).toEqual([]);
+  });
+
+  it('sends no mail by default; SMTP_URL is smtp(s):// and needs MAIL_FROM, and is never repeated (issue 28)', () => {
+    const smtp = { SMTP_URL: 'smtps://pages:s3cret@mail.acme.test', MAIL_FROM: 'Acme Pages <pages@acme.test>' };
+    expect(parseConfig(smtp)).toMatchObject({ smtpUrl: smtp.SMTP_URL, mailFrom: smtp.MAIL_FROM });
+    expect(parseConfig({ ...smtp, MAIL_FROM: 'pages@acme.test' }).mailFrom).toBe('pages@acme.test');
+    expect(problemsOf({ SMTP_URL: smtp.SMTP_URL })).toEqual([
+      'SMTP_URL is set without MAIL_FROM (the sender of the invitations)',
+    ]);
+    const refused = problemsOf({ SMTP_URL: 'https://pages:s3cret@mail.acme.test', MAIL_FROM: 'nobody' }).join('\n');
+    expect(refused).toContain('SMTP_URL must be an smtp:// or smtps:// URL');
+    expect(refused).toContain('MAIL_FROM=nobody must be an e-mail address');
+    expect(refused).not.toContain('s3cret');
   });
 
   it('reads API_HOSTNAMES as host names, lowercase, without a trailing dot', () => {

@@ -471,6 +471,35 @@ const consoleSettings = group('Console', {
     description:
       'A console session unused for this many minutes is over: the next request asks to sign in again ([console.md](console.md#sign-in)). A session never lasts more than 12 hours in any case.',
   }),
+  smtpUrl: setting(
+    optional(
+      url(
+        'an smtp:// or smtps:// URL, credentials in it (smtps://user:password@mail.example.com)',
+        (u) => /^smtps?:$/.test(u.protocol) && u.hostname !== '' && !u.hash,
+      ),
+    ),
+    {
+      env: 'SMTP_URL',
+      default: null,
+      secret: true,
+      description:
+        'The mail server console invitations are also sent through ([console.md](console.md#invitations-by-e-mail)): `smtps://` is TLS from the start (port 465), `smtp://` upgrades with STARTTLS when the server offers it (add `?requireTLS=true` to insist). Unset: no mail; the CLI prints the link and the Users screen shows it, to pass on.',
+      check: (value, { mailFrom }: { mailFrom: string | null }) =>
+        value !== null && mailFrom === null ? 'is set without MAIL_FROM (the sender of the invitations)' : undefined,
+    },
+  ),
+  mailFrom: setting(
+    optional(text('an address, or a name and an address (Acme Pages <pages@acme.com>)', '^[^\\r\\n]{3,300}$')),
+    {
+      env: 'MAIL_FROM',
+      default: null,
+      description: "The sender of the console's mail (`Acme Pages <pages@acme.com>`). Required with `SMTP_URL`.",
+      check: (value) =>
+        value === null || /^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>$/.test(value.trim())
+          ? undefined
+          : 'must be an e-mail address, or a name followed by one in <…>',
+    },
+  ),
 });
 
 /** Every setting, by group (the groups are the sections of docs/configuration.md). */

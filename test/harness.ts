@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp } from '../src/app.js';
 import { parseConfig, type Config } from '../src/config.js';
 import { connectDatabase, type Database, type Engine } from '../src/db/connect.js';
@@ -120,7 +120,7 @@ export interface TestApp {
 }
 
 export async function startTestApp(
-  options: { config?: Record<string, string>; clock?: TestClock } = {},
+  options: { config?: Record<string, string>; clock?: TestClock; logger?: Logger } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const clock = options.clock ?? new TestClock();
@@ -130,7 +130,7 @@ export async function startTestApp(
     // The app sees the test's database URL (PostgreSQL) and data directory, as a deployed one would.
     config: testConfig({ ...database.env, ...options.config }),
     database,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     clock,
   });
   await app.ready();
@@ -311,6 +311,7 @@ const TENANT_TABLES = [
   'console_users',
   'console_sign_in_links',
   'console_sessions',
+  'audience_imports',
   'llm_token_days',
   'tenant_daily_counts',
 ] as const satisfies readonly TenantTable[];

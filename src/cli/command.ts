@@ -27,3 +27,20 @@ export interface CliCommand {
     args: { values: Record<string, unknown>; positionals: string[] },
   ): Promise<Record<string, unknown>>;
 }
+
+/**
+ * Thrown by a command that did its work but not all of it (an invitation made, its mail not sent):
+ * `result` is printed as on success (with `error` beside it under --json), `message` goes to stderr,
+ * and the exit code is `exitCode`.
+ */
+export class CommandIncomplete extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly result: Record<string, unknown>,
+    readonly exitCode = 3,
+  ) {
+    super(message);
+    this.name = 'CommandIncomplete';
+  }
+}

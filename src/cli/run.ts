@@ -4,7 +4,7 @@ import { connectDatabase, connectionOptionsOf } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../http/errors.js';
 import { CrossProcessWakeups } from '../workers/wakeups.js';
-import type { CliCommand, CliContext } from './command.js';
+import { CommandIncomplete, type CliCommand, type CliContext } from './command.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -80,6 +80,15 @@ export async function runCli(
     io.stdout(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
+    if (err instanceof CommandIncomplete) {
+      const { result, code, message } = err;
+      if (json) io.stdout(`${JSON.stringify({ ...result, error: { code, message } })}\n`);
+      else {
+        io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+        io.stderr(`${message}\n`);
+      }
+      return err.exitCode;
+    }
     if (err instanceof AppError) return fail(err.detail, err.code, 1);
     if (err instanceof Error && !(err as { code?: unknown }).code) return fail(err.message, 'failed', 1);
     return fail(err instanceof Error ? err.message : String(err), 'failed', 1);

@@ -541,6 +541,42 @@ interface ConsoleSignInLinksTable {
 }
 
 /** A console session behind its cookie: the SHA-256 of the cookie's token; ends on sign-out or inactivity. */
+type AudienceImportStatus = 'queued' | 'running' | 'done' | 'failed';
+
+/** An import the console started (0100): its file until it ends, its progress, its job's lease. */
+export interface AudienceImportsTable {
+  id: string;
+  tenant_id: string;
+  page_id: string;
+  /** The console user who uploaded the file. */
+  user_id: string;
+  file_name: string;
+  /** The uploaded CSV; null once the import has ended. */
+  csv: string | null;
+  status: AudienceImportStatus;
+  /** Runs started, including ones lost to a crash. */
+  attempts: number;
+  lease_token: string | null;
+  /** While queued: when the next run is due; while running: the end of the worker's lease. */
+  available_at: Timestamp | null;
+  /** Data rows in the file, once it has been read. */
+  rows: number | null;
+  /** Rows dealt with: refused while reading, or run through the batch service. */
+  rows_done: number;
+  /** Rows run through the batch service, in file order: a resumed run starts after them. */
+  items_done: number;
+  created: number;
+  existing: number;
+  failed: number;
+  /** The refused rows, by line (at most the first 1,000; `failed` counts them all). */
+  errors: Json<{ line: number; column: string | null; code: string; message: string }[]>;
+  /** Why the whole file was refused (unknown column, archived page) or the job given up. */
+  failure: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
 interface ConsoleSessionsTable {
   token_hash: string;
   tenant_id: string;
@@ -599,6 +635,7 @@ export interface DB {
   console_users: ConsoleUsersTable;
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sessions: ConsoleSessionsTable;
+  audience_imports: AudienceImportsTable;
   llm_token_days: LlmTokenDaysTable;
   tenant_daily_counts: TenantDailyCountsTable;
 }

@@ -30,6 +30,7 @@ const ID_PREFIXES = {
   agentMessage: 'msg',
   consoleUser: 'user',
   personErasure: 'erasure',
+  audienceImport: 'import',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

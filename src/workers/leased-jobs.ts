@@ -317,6 +317,23 @@ export async function runJobNow<T extends LeasedJobTable, Job extends LeasedRow,
   return finishJob(kind, clock, tx, job, await kind.work(job, tx));
 }
 
+/**
+ * A long run's heartbeat: writes `changes` (its progress) to the job's row and extends its lease
+ * by the kind's `leaseMs`, only while the lease is still the one `job` was claimed with. False:
+ * the lease was lost (the run was presumed dead and the job taken over): stop working, the result
+ * would be stale anyway.
+ */
+export async function holdLease<T extends LeasedJobTable, Job extends LeasedRow>(
+  kind: Pick<LeasedJobKind<T, Job, unknown, unknown, unknown>, 'table' | 'key' | 'settings'>,
+  clock: Clock,
+  scope: TenantScope,
+  job: Job,
+  changes: Updateable<DB[T]> = {},
+): Promise<boolean> {
+  const leaseEnd = new Date(clock.now().getTime() + kind.settings.leaseMs).toISOString();
+  return scope.transaction((tx) => updateJob(kind, tx, job, { ...changes, available_at: leaseEnd }));
+}
+
 function keyOf<Job extends LeasedRow>(kind: { key: keyof Job & string }, job: Job): string {
   return String(job[kind.key]);
 }

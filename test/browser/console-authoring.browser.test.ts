@@ -4,7 +4,12 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
+import { MINUTE_MS } from '../../src/lib/clock.js';
+import { pino } from 'pino';
+import { importAudiencesCsvText } from '../../src/modules/audiences/audiences.import.js';
+import { audienceImportJobs, audienceImportKind } from '../../src/modules/audiences/audiences.import-job.js';
 import { inviteAsOperator } from '../../src/modules/console/console.auth.service.js';
+import { holdLease } from '../../src/workers/leased-jobs.js';
 import { drainGeneration } from '../factories/audiences.js';
 import { makePage } from '../factories/pages.js';
 import { linkOnHost } from '../factories/site.js';
@@ -12,10 +17,14 @@ import { startTestApp, TestClock, type Tenant, type TestApp } from '../harness.j
 import { announceMissingBrowser, DESKTOP_UA, HAVE_BROWSER, launchChromium, SCREENSHOTS } from './browser.js';
 import { screenShooter } from './console-screens.js';
 
-/** The wall clock: sessions, links and preview URLs expire by real time here. */
+/** The wall clock: sessions, links and preview URLs expire by real time here (`advance` moves it on). */
 class WallClock extends TestClock {
+  #ahead = 0;
   override now(): Date {
-    return systemClock.now();
+    return new Date(systemClock.now().getTime() + this.#ahead);
+  }
+  override advance(ms: number): void {
+    this.#ahead += ms;
   }
 }
 
@@ -149,18 +158,65 @@ describe.skipIf(!HAVE_BROWSER)('the console’s authoring screens in a real brow
     await expect(visit.locator('body').textContent()).resolves.toMatch(/\S/);
     await visitor.close();
 
-    // Import a CSV of targets
+    // Import a CSV of targets: the upload opens the import's screen, which follows it to its summary
     await page.goto(`${pageUrl}/import`);
     await shoot(page, 'import');
-    await page.getByLabel('CSV file').setInputFiles({
-      name: 'targets.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from('email,name,company\nkim@initech.test,Kim,Initech\nnot-an-address,X,\n'),
-    });
+    const rows = ['email,name,company'];
+    for (let i = 1; i <= 40; i++) rows.push(i === 2 ? 'not-an-address,X,' : `kim${i}@initech.test,Kim ${i},Initech`);
+    const csv = rows.join('\n');
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'targets.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: 'Import' }).click();
-    await page.waitForLoadState('load');
-    await expect(page.getByRole('heading', { name: /Import done/ }).isVisible()).resolves.toBe(true);
+    await page.waitForURL(/\/console\/imports\/import_[a-z0-9]{26}$/);
+    const importUrl = page.url();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
+      'Import waiting to start: targets.csv',
+    );
+    // A worker takes the import, records its first rows and dies (as a crash would leave it)
+    const jobs = audienceImportJobs({ database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) });
+    const [job] = await jobs.claim(1);
+    const stop = new AbortController();
+    await importAudiencesCsvText(acme.scope, t.clock, pageId, 'targets.csv', csv, {
+      signal: stop.signal,
+      onChunk: async (p) => {
+        if (p.done < 10) return;
+        stop.abort();
+        await holdLease(audienceImportKind(t.clock), t.clock, acme.scope, job!, {
+          rows: p.rows,
+          rows_done: p.done,
+          items_done: p.itemsDone,
+          created: p.created,
+          existing: p.existing,
+          failed: p.failed,
+          errors: JSON.stringify(p.errors()),
+        });
+      },
+    });
+    // The screen's script shows it without a reload: the bar and the counts move
+    await page.waitForFunction(() =>
+      /^\d+ of 40 rows$/.test(document.querySelector('[data-progress-text]')!.textContent!),
+    );
+    const bar = page.locator('progress');
+    await expect(bar.getAttribute('max')).resolves.toBe('40');
+    const value = Number(await bar.evaluate((b) => (b as unknown as { value: number }).value));
+    expect(value).toBeGreaterThanOrEqual(10);
+    expect(value).toBeLessThan(40);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Importing: targets.csv');
+    await shoot(page, 'import-progress');
+    // Its lease runs out; the next worker resumes it; the screen reloads itself with the summary
+    t.clock.advance(MINUTE_MS + 1_000);
+    expect((await jobs.drain()).map((step) => step.outcome)).toEqual(['completed']);
+    await page.getByRole('heading', { name: 'Import done: targets.csv' }).waitFor({ timeout: 10_000 });
+    expect(page.url()).toBe(importUrl);
+    const counts = await page
+      .locator('[data-count]')
+      .evaluateAll((cells) =>
+        Object.fromEntries(cells.map((c) => [c.getAttribute('data-count'), Number(c.getAttribute('data-value'))])),
+      );
+    expect(counts).toEqual({ done: 40, created: 39, existing: 0, failed: 1 });
     await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('3');
+    await expect(page.locator('meta[http-equiv="refresh"]').count()).resolves.toBe(0);
     await shoot(page, 'import-result');
 
     // A POST without the session's token is refused, even from the console's own page
@@ -179,7 +235,7 @@ describe.skipIf(!HAVE_BROWSER)('the console’s authoring screens in a real brow
     // Another tenant's user: the same addresses are 404 pages
     const otherContext = await newContext();
     const stranger = await signIn(otherContext, other, 'eve@other.test');
-    for (const url of [pageUrl, audienceUrl, `${pageUrl}/import`]) {
+    for (const url of [pageUrl, audienceUrl, `${pageUrl}/import`, importUrl, `${importUrl}/status`]) {
       const response = await stranger.goto(url);
       expect(response!.status(), url).toBe(404);
       await expect(stranger.content()).resolves.not.toContain('Spring offer');

@@ -44,6 +44,8 @@ const NOT_A_PERSONS = {
   webhook_deliveries: 'delivery status; the payload is the event, erased with it',
   webhook_attempts: 'the receiver’s answer (its first bytes), kept for the webhook retention period',
   console_users: 'the tenant’s own staff who sign in to the console, not visitors or persons',
+  audience_imports:
+    'a console import: its CSV (targets’ e-mails) only while it runs, cleared when it ends; then counts and refused lines',
   person_erasures: 'the audit trail: a random id, a time and counts',
   kysely_migration: 'the migrations that ran',
 } as const;

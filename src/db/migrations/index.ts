@@ -28,6 +28,7 @@ import * as m0080 from './0080-audience-import.js';
 import * as m0090 from './0090-person-erasures.js';
 import * as m0091 from './0091-privacy-retention.js';
 import * as m0092 from './0092-form-identity.js';
+import * as m0100 from './0100-audience-imports.js';
 import * as m0120 from './0120-tenant-daily-caps.js';
 
 /**
@@ -64,5 +65,6 @@ export const migrations: Record<string, Migration> = {
   '0090-person-erasures': m0090,
   '0091-privacy-retention': m0091,
   '0092-form-identity': m0092,
+  '0100-audience-imports': m0100,
   '0120-tenant-daily-caps': m0120,
 };

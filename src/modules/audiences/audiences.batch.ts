@@ -225,14 +225,19 @@ export function checkItem(item: unknown): ItemProblem | undefined {
  * SQLite group commit), in chunks (bulkWriteConcurrency) after each of which the write lock is
  * released and the event loop turns: visitors' requests never wait behind more than a chunk.
  * Results are in the items' order; an item that repeats an earlier one's identity answers
- * `existing`. `onChunk` hears how many are done; an aborted `signal` stops before the next chunk.
+ * `existing`. `onChunk` hears how many are done (and their results); an aborted `signal` stops before the next chunk.
  */
 export async function runItems(
   scope: TenantScope,
   clock: Clock,
   pageId: string,
   items: BatchItem[],
-  options: { withAudience: boolean; onChunk?: (done: number) => void; signal?: AbortSignal },
+  options: {
+    withAudience: boolean;
+    /** After each chunk, the results so far (awaited: a job records its progress before the next chunk). */
+    onChunk?: (done: number, results: readonly ItemResult[]) => void | Promise<void>;
+    signal?: AbortSignal;
+  },
 ): Promise<ItemResult[]> {
   const size = bulkWriteConcurrency(scope.engine);
   const yieldLock = bulkWriteYield(scope.engine);
@@ -247,7 +252,7 @@ export async function runItems(
       ),
     );
     results.push(...settled);
-    options.onChunk?.(results.length);
+    await options.onChunk?.(results.length, results);
     // Let the writers that waited for the lock (in this process, and on SQLite in others) go first.
     await yieldLock();
   }

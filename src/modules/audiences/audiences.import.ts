@@ -3,7 +3,7 @@ import { parse } from 'csv-parse/sync';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { checkItem, openPageForImport, runItems, type ItemProblem } from './audiences.batch.js';
+import { checkItem, openPageForImport, runItems, type ItemProblem, type ItemResult } from './audiences.batch.js';
 import type { AudienceBatchItem } from './audiences.schemas.js';
 
 /**
@@ -28,7 +28,7 @@ const COLUMN_OF_PATH: Record<string, Column> = {
   '/supplementaryContext': 'context',
 };
 
-interface ImportRowError {
+export interface ImportRowError {
   /** The line of the file the row starts on (the header is line 1). */
   line: number;
   /** The column at fault, when it is one. */
@@ -78,6 +78,16 @@ function columnsOf(header: string[], file: string): Column[] {
     );
   }
   return names as Column[];
+}
+
+/**
+ * Checks the header of a file about to be queued (the console's upload), so that an unknown,
+ * repeated or missing column is refused at once (422), as the import itself would refuse it.
+ */
+export function checkImportHeader(text: string, file: string): void {
+  const [header] = parse(text.replace(/\r\n/g, '\n'), { bom: true, to: 1, relax_column_count: true }) as string[][];
+  if (header === undefined) throw new AppError('validation_failed', `${file}: the file is empty (no header line).`);
+  columnsOf(header, file);
 }
 
 /** Reads the file: its data rows with the line each starts on. BOM and CRLF line ends accepted. */
@@ -157,10 +167,33 @@ function rowError(line: number, problem: ItemProblem): ImportRowError {
   return { line, column, code: problem.code, message: column === null ? problem.detail : `${column} ${message}` };
 }
 
+/** Where an import stands: what a job records after each chunk, and resumes from. */
+interface ImportProgress {
+  /** Data rows in the file (blank lines not counted). */
+  rows: number;
+  /** Rows dealt with: refused while reading, or run through the batch service. */
+  done: number;
+  /** Rows run through the batch service, in file order (a resumed import starts after them). */
+  itemsDone: number;
+  created: number;
+  existing: number;
+  failed: number;
+  /** The refused rows so far, by line. */
+  errors: ImportRowError[];
+}
+
 export interface ImportOptions {
   /** Told the number of data rows once the file is read, then how many are done after each chunk. */
   onStart?: (rows: number) => void;
   onProgress?: (done: number) => void;
+  /** After each chunk (awaited): where the import stands, for a job to record (its errors when asked). */
+  onChunk?: (progress: Omit<ImportProgress, 'errors'> & { errors: () => ImportRowError[] }) => Promise<void>;
+  /**
+   * An earlier run of the same text got this far (a job's progress after a crash): the rows it ran
+   * are not run again, and its counts carry on. Rows it ran after it last recorded its progress
+   * run again and, being there already, count as `existing` (a row's identity decides its audience).
+   */
+  resume?: Pick<ImportProgress, 'itemsDone' | 'created' | 'existing' | 'failed' | 'errors'>;
   /** Stops the import after the chunk in flight (SIGINT): what was done stays, a re-run resumes. */
   signal?: AbortSignal;
 }
@@ -213,28 +246,52 @@ export async function importAudiencesCsvText(
   const total = rows.length + unreadable.length;
   options.onStart?.(total);
   const refused = errors.length;
-  const results = await runItems(scope, clock, pageId, items, {
+  // Resuming: the rows an earlier run went through keep their outcomes (their refusals among them).
+  const skip = Math.min(options.resume?.itemsDone ?? 0, items.length);
+  const skippedLines = new Set(lines.slice(0, skip));
+  const before = {
+    created: options.resume?.created ?? 0,
+    existing: options.resume?.existing ?? 0,
+    failed: options.resume ? Math.max(0, options.resume.failed - refused) : 0,
+    errors: (options.resume?.errors ?? []).filter((e) => skippedLines.has(e.line)),
+  };
+  // Counted as chunks finish (a long import must not recount its every row after each chunk).
+  const count = { created: before.created, existing: before.existing, seen: 0 };
+  const itemErrors = [...before.errors];
+  const tally = (results: readonly ItemResult[]) => {
+    for (; count.seen < results.length; count.seen++) {
+      const result = results[count.seen]!;
+      if (result.outcome === 'created') count.created++;
+      else if (result.outcome === 'existing') count.existing++;
+      else itemErrors.push(rowError(lines[skip + count.seen]!, result.problem!));
+    }
+    return {
+      created: count.created,
+      existing: count.existing,
+      failed: refused + before.failed + itemErrors.length - before.errors.length,
+      errors: () => [...errors, ...itemErrors].sort((a, b) => a.line - b.line),
+    };
+  };
+  if (skip > 0) options.onProgress?.(refused + skip);
+  const results = await runItems(scope, clock, pageId, items.slice(skip), {
     withAudience: false,
-    onChunk: (done) => options.onProgress?.(refused + done),
+    onChunk: async (done, sofar) => {
+      options.onProgress?.(refused + skip + done);
+      const counts = tally(sofar);
+      await options.onChunk?.({ rows: total, done: refused + skip + done, itemsDone: skip + done, ...counts });
+    },
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  let created = 0;
-  let existing = 0;
-  results.forEach((result, i) => {
-    if (result.outcome === 'created') created++;
-    else if (result.outcome === 'existing') existing++;
-    else errors.push(rowError(lines[i]!, result.problem!));
-  });
-  errors.sort((a, b) => a.line - b.line);
+  const outcome = tally(results);
   return {
     file,
     pageId,
     rows: total,
-    created,
-    existing,
-    failed: errors.length,
-    interrupted: results.length < items.length,
+    created: outcome.created,
+    existing: outcome.existing,
+    failed: outcome.failed,
+    interrupted: skip + results.length < items.length,
     durationMs: Math.round(performance.now() - started),
-    errors,
+    errors: outcome.errors(),
   };
 }

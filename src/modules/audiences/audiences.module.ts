@@ -4,6 +4,7 @@ import { audiencesDemo } from './audiences.demo.js';
 import { audiencesRoutes } from './audiences.routes.js';
 import { audienceSchemas } from './audiences.schemas.js';
 import { generationWorker } from './audiences.generation-worker.js';
+import { audienceImportWorker } from './audiences.import-job.js';
 import { modelWriterSettings } from './audiences.generation.js';
 import { builtinWriter } from './audiences.builtin-writer.js';
 import { modelWriter } from './audiences.model-writer.js';
@@ -32,6 +33,6 @@ export const audiencesModule: ServiceModule = {
   schemas: audienceSchemas,
   routes: audiencesRoutes,
   demo: audiencesDemo,
-  workers: (ctx) => [generationWorkerFor(ctx)],
+  workers: (ctx) => [generationWorkerFor(ctx), audienceImportWorker(ctx)],
   commands: audiencesCommands,
 };

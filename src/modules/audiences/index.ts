@@ -24,5 +24,5 @@ export {
   versionWithGeneration,
 } from './audiences.versions.js';
 export { checkItem, createAudienceBatch } from './audiences.batch.js';
-export { importAudiencesCsvText, type ImportSummary } from './audiences.import.js';
+export { audienceImportJobs, getImport, startImport, type ImportStatus } from './audiences.import-job.js';
 export { AudienceCreateBody, AudiencePatchBody, type Audience } from './audiences.schemas.js';

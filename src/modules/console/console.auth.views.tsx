@@ -53,7 +53,8 @@ export interface UserRow {
 export function renderUsers(options: {
   viewer: Viewer;
   users: UserRow[];
-  invited?: { email: string; url: string; expiresAt: string };
+  /** `mailed`: null when no mail is sent (SMTP_URL unset), else whether it went. */
+  invited?: { email: string; url: string; expiresAt: string; mailed?: { sent: boolean } | null };
   error?: { email: string; message: string };
 }): string {
   const { viewer, invited, error } = options;
@@ -65,12 +66,25 @@ export function renderUsers(options: {
       <>
         <h1>Users</h1>
         <p class="lead">Everyone here signs in to this tenant's console.</p>
+        {invited?.mailed?.sent === false && (
+          <p class="notice error" role="alert">
+            The sign-in link for <strong>{invited.email}</strong> was made, but the e-mail could not be sent (the mail
+            server did not take it; the operator's log says why). Copy the link below and send it yourself.
+          </p>
+        )}
         {invited && (
           <div class="notice" role="status">
-            <p>
-              Send this one-time sign-in link to <strong>{invited.email}</strong>. It works once, until{' '}
-              <When at={invited.expiresAt} />.
-            </p>
+            {invited.mailed?.sent === true ? (
+              <p>
+                The sign-in link was sent by e-mail to <strong>{invited.email}</strong>. It works once, until{' '}
+                <When at={invited.expiresAt} />; you may also pass it on yourself:
+              </p>
+            ) : (
+              <p>
+                Send this one-time sign-in link to <strong>{invited.email}</strong>. It works once, until{' '}
+                <When at={invited.expiresAt} />.
+              </p>
+            )}
             <p class="secret">{invited.url}</p>
             <button type="button" class="secondary" data-copy={invited.url}>
               Copy link

@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { audienceImportJobs } from '../audiences/index.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
 import { inviteAsOperator } from './console.auth.service.js';
@@ -27,7 +29,7 @@ function multipart(fields: Record<string, string>, file?: { name: string; conten
   return Buffer.concat(parts);
 }
 
-/** The console's CSV import (issue 28): the CLI's import service behind an upload, both engines. */
+/** The console's CSV import (issue 28): an upload queues an import job (the CLI's import service), both engines. */
 describe('console import screen', () => {
   let t: TestApp;
   let acme: Tenant;
@@ -70,13 +72,19 @@ describe('console import screen', () => {
     });
   }
 
-  it('imports a CSV and shows created, existing and refused rows with their lines', async () => {
+  function get(url: string, as = cookie) {
+    return t.app.inject({ method: 'GET', url, headers: { host: HOST, cookie: as } });
+  }
+
+  /** The import worker's runs until nothing is due (what the worker does in the background). */
+  const runImports = () =>
+    audienceImportJobs({ database: t.database, clock: t.clock, logger: pino({ level: 'silent' }) }).drain();
+
+  const textOf = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+
+  it('an upload starts an import; its screen shows progress, then created, existing and refused rows', async () => {
     const pageId = await makePage(acme.scope, t.clock, { name: 'Import target' });
-    const screen = await t.app.inject({
-      method: 'GET',
-      url: `/console/pages/${pageId}/import`,
-      headers: { host: HOST, cookie },
-    });
+    const screen = await get(`/console/pages/${pageId}/import`);
     expect(screen.statusCode).toBe(200);
     expect(screen.body).toContain('enctype="multipart/form-data"');
     const csv = [
@@ -87,16 +95,69 @@ describe('console import screen', () => {
       'SAM@globex.test,Sam again,,,',
     ].join('\r\n');
     const response = await upload(pageId, multipart({ _csrf: csrf }, { name: 'targets.csv', content: csv }));
-    expect(response.statusCode).toBe(200);
-    const text = response.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    expect(response.statusCode).toBe(303);
+    const location = String(response.headers.location);
+    expect(location).toMatch(/^\/console\/imports\/import_[a-z0-9]{26}$/);
+    expect(t.notified).toContain('audience-imports');
+
+    // Before the worker has run: waiting, a progress bar, a refresh without script, the status URL.
+    const waiting = await get(location);
+    expect(waiting.statusCode).toBe(200);
+    expect(waiting.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(waiting.body).toContain('<progress');
+    expect(waiting.body).toContain(`data-import-status="${location}/status"`);
+    expect(waiting.body).toContain('<noscript><meta http-equiv="refresh" content="2"/></noscript>');
+    expect(textOf(waiting.body)).toContain('Import waiting to start: targets.csv');
+    const status = await get(`${location}/status`);
+    expect(status.statusCode).toBe(200);
+    expect(status.headers['cache-control']).toBe('no-store');
+    expect(status.json()).toEqual({ status: 'queued', rows: null, done: 0, created: 0, existing: 0, failed: 0 });
+
+    expect((await runImports()).map((s) => s.outcome)).toEqual(['completed']);
+    expect((await get(`${location}/status`)).json()).toEqual({
+      status: 'done',
+      rows: 4,
+      done: 4,
+      created: 2,
+      existing: 1,
+      failed: 1,
+    });
+    const summary = await get(location);
+    const text = textOf(summary.body);
     expect(text).toContain('Import done: targets.csv');
     expect(text).toMatch(/Rows read 4 Created 2 Already there 1 Refused 1/);
     expect(text).toMatch(/ 3 email email /);
+    expect(summary.body).toContain('<progress aria-labelledby="progress-label" max="4" value="4"');
+    expect(summary.body).not.toContain('data-import-status');
+    expect(summary.body).not.toContain('http-equiv="refresh"');
     const audiences = await t.request(acme, { method: 'GET', url: `/v0/pages/${pageId}/audiences` });
     expect(audiences.json().totalCount).toBe(2);
     // the same file again creates nothing
     const again = await upload(pageId, multipart({ _csrf: csrf }, { name: 'targets.csv', content: csv }));
-    expect(again.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ')).toMatch(/Created 0 Already there 3 Refused 1/);
+    await runImports();
+    expect(textOf((await get(String(again.headers.location))).body)).toMatch(/Created 0 Already there 3 Refused 1/);
+
+    // Another tenant's import is a 404 page, and so is its status; a malformed id too.
+    const otherCookie = await signIn(other);
+    const foreign = await get(location, otherCookie);
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.headers['content-type']).toContain('text/html');
+    expect((await get(`${location}/status`, otherCookie)).statusCode).toBe(404);
+    expect((await get('/console/imports/import_nope')).statusCode).toBe(404);
+    expect((await get(location, '')).statusCode).toBe(303); // to sign in
+  });
+
+  it('an import whose page is archived before it runs ends refused, saying why', async () => {
+    const pageId = await makePage(acme.scope, t.clock);
+    const response = await upload(pageId, multipart({ _csrf: csrf }, { name: 'late.csv', content: 'email\na@b.test' }));
+    const location = String(response.headers.location);
+    await t.request(acme, { method: 'POST', url: `/v0/pages/${pageId}/archive`, payload: {} });
+    await runImports();
+    const screen = await get(location);
+    expect(screen.statusCode).toBe(200);
+    expect(textOf(screen.body)).toContain('Import refused: late.csv');
+    expect(screen.body).toContain('role="alert"');
+    expect(textOf(screen.body)).toMatch(/Nothing more was imported: .*archived/);
   });
 
   it('refuses a header it cannot read, an empty upload, a file over the limit, no token, another tenant’s page', async () => {
@@ -111,6 +172,9 @@ describe('console import screen', () => {
     expect((await upload(pageId, multipart({ _csrf: csrf }, { name: 'huge.csv', content: huge }))).statusCode).toBe(
       413,
     );
+    const nul = await upload(pageId, multipart({ _csrf: csrf }, { name: 'x.csv', content: 'email\na\u0000@b.test' }));
+    expect(nul.statusCode).toBe(422);
+    expect(nul.body).toContain('not a text file');
     const noToken = await upload(pageId, multipart({}, { name: 'x.csv', content: 'email\na@b.test' }));
     expect(noToken.statusCode).toBe(403);
     const otherCookie = await signIn(other);
@@ -128,6 +192,8 @@ describe('console import screen', () => {
     expect(foreign.statusCode).toBe(404);
     const audiences = await t.request(acme, { method: 'GET', url: `/v0/pages/${pageId}/audiences` });
     expect(audiences.json().totalCount).toBe(0);
+    const queued = await acme.scope.selectFrom('audience_imports').select('id').where('page_id', '=', pageId).execute();
+    expect(queued).toEqual([]);
   });
 
   it('reads multipart as browsers send it, and refuses what is not', () => {

@@ -1,5 +1,5 @@
-import type { ImportSummary } from '../audiences/index.js';
-import { Csrf, renderDocument, type Viewer } from './console.views.js';
+import type { ImportStatus } from '../audiences/index.js';
+import { Csrf, renderDocument, When, type Viewer } from './console.views.js';
 
 /** The CSV columns the import reads (docs/api.md, Importing audiences). */
 const COLUMNS = [
@@ -10,16 +10,14 @@ const COLUMNS = [
   ['context', 'what the writer should know about this audience'],
 ] as const;
 
-/** Import: upload a CSV of targets for a page; after the upload, its summary with the rows refused. */
+/** Import: upload a CSV of targets for a page (the upload starts an import and opens its screen). */
 export function renderImport(options: {
   viewer: Viewer;
   pageId: string;
   pageName: string;
   maxBytes: number;
-  summary?: ImportSummary;
   error?: string;
 }): string {
-  const { summary } = options;
   const base = `/console/pages/${options.pageId}`;
   return renderDocument({
     title: `Import · ${options.pageName}`,
@@ -36,59 +34,7 @@ export function renderImport(options: {
             {options.error}
           </p>
         )}
-        {summary && (
-          <section aria-labelledby="result-title" class="notice" role="status">
-            <h2 id="result-title">
-              {summary.interrupted ? 'Import interrupted' : 'Import done'}: {summary.file}
-            </h2>
-            <dl class="facts">
-              <dt>Rows read</dt>
-              <dd>{summary.rows}</dd>
-              <dt>Created</dt>
-              <dd>{summary.created}</dd>
-              <dt>Already there</dt>
-              <dd>{summary.existing}</dd>
-              <dt>Refused</dt>
-              <dd>{summary.failed}</dd>
-              <dt>Took</dt>
-              <dd>{(summary.durationMs / 1000).toFixed(1)} s</dd>
-            </dl>
-            <p>
-              <a href={base}>Back to the page and its audiences</a>
-            </p>
-          </section>
-        )}
-        {summary && summary.errors.length > 0 && (
-          <>
-            <h2>Rows refused</h2>
-            <p class="hint">
-              Correct them in the file and upload it again: rows already imported are not created twice.
-            </p>
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Rows refused">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col" class="num">
-                      Line
-                    </th>
-                    <th scope="col">Column</th>
-                    <th scope="col">Why</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {summary.errors.map((e, i) => (
-                    <tr key={i}>
-                      <td class="num">{e.line}</td>
-                      <td>{e.column ?? '—'}</td>
-                      <td>{e.message}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
-        <h2>{summary ? 'Import another file' : 'Upload'}</h2>
+        <h2>Upload</h2>
         <p>
           One audience per row, found or created by whom it addresses (as the API’s batch import does): a person or
           company that already has an audience on this page keeps it. The first line names the columns, in any order:
@@ -105,13 +51,14 @@ export function renderImport(options: {
           action={`${base}/import`}
           enctype="multipart/form-data"
           class="stack"
-          data-busy="Importing… this page shows the result when every row is done."
+          data-busy="Uploading…"
         >
           <Csrf viewer={options.viewer} />
           <div class="field">
             <label for="f-file">CSV file</label>
             <p class="hint" id="f-file-hint">
-              UTF-8, at most {Math.round(options.maxBytes / 1024 / 1024)} MiB. The import runs while this page waits.
+              UTF-8, at most {Math.round(options.maxBytes / 1024 / 1024)} MiB. The import runs in the background; its
+              screen shows how far it got.
             </p>
             <input id="f-file" type="file" name="file" accept=".csv,text/csv" required aria-describedby="f-file-hint" />
           </div>
@@ -123,4 +70,133 @@ export function renderImport(options: {
       </>
     ),
   });
+}
+
+const TITLES: Record<ImportStatus['status'], string> = {
+  queued: 'Import waiting to start',
+  running: 'Importing',
+  done: 'Import done',
+  failed: 'Import refused',
+};
+
+/**
+ * An import's screen: while it runs, a progress bar and its counts, kept fresh by the console's
+ * script (it polls `…/status` and reloads the screen when the import ends) or, without script, by
+ * the page refreshing itself; once it ends, its summary and the rows it refused.
+ */
+export function renderImportProgress(options: { viewer: Viewer; status: ImportStatus; pageName: string }): string {
+  const { status } = options;
+  const base = `/console/pages/${status.pageId}`;
+  const live = status.status === 'queued' || status.status === 'running';
+  const count = (field: 'done' | 'created' | 'existing' | 'failed') => (
+    <dd data-count={field} data-value={status[field]}>
+      {status[field]}
+    </dd>
+  );
+  return renderDocument({
+    title: `${TITLES[status.status]} · ${status.fileName}`,
+    viewer: options.viewer,
+    section: 'pages',
+    ...(live ? { refreshWithoutScript: 2 } : {}),
+    body: (
+      <>
+        <nav aria-label="Breadcrumb">
+          <a href="/console/pages">Pages</a> › <a href={base}>{options.pageName}</a> ›{' '}
+          <a href={`${base}/import`}>Import</a>
+        </nav>
+        <h1 data-running-title={status.status === 'queued' ? `${TITLES.running}: ${status.fileName}` : undefined}>
+          {TITLES[status.status]}: {status.fileName}
+        </h1>
+        {status.status === 'failed' && (
+          <p class="notice error" role="alert">
+            Nothing more was imported: {status.failure}
+          </p>
+        )}
+        <section
+          aria-labelledby="progress-label"
+          class="import-progress"
+          data-import-status={live ? `/console/imports/${status.importId}/status` : undefined}
+        >
+          <p id="progress-label" aria-live="polite" data-progress-text>
+            {progressText(status)}
+          </p>
+          <progress
+            aria-labelledby="progress-label"
+            max={status.rows ?? undefined}
+            value={status.rows === null ? undefined : status.done}
+          />
+          <dl class="facts">
+            <dt>Rows read</dt>
+            {count('done')}
+            <dt>Created</dt>
+            {count('created')}
+            <dt>Already there</dt>
+            {count('existing')}
+            <dt>Refused</dt>
+            {count('failed')}
+            <dt>Started</dt>
+            <dd>
+              <When at={status.createdAt} />
+            </dd>
+            {status.finishedAt !== null && (
+              <>
+                <dt>Ended</dt>
+                <dd>
+                  <When at={status.finishedAt} />
+                </dd>
+              </>
+            )}
+          </dl>
+          {live && (
+            <p class="hint">
+              The import runs in the background: you may leave this screen and come back (its address stays the same).
+            </p>
+          )}
+        </section>
+        {status.errors.length > 0 && (
+          <>
+            <h2>Rows refused</h2>
+            <p class="hint">
+              Correct them in the file and upload it again: rows already imported are not created twice.
+              {status.failed > status.errors.length &&
+                ` The first ${status.errors.length} of ${status.failed} are listed.`}
+            </p>
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Rows refused">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col" class="num">
+                      Line
+                    </th>
+                    <th scope="col">Column</th>
+                    <th scope="col">Why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {status.errors.map((e, i) => (
+                    <tr key={i}>
+                      <td class="num">{e.line}</td>
+                      <td>{e.column ?? '—'}</td>
+                      <td>{e.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        )}
+        {!live && (
+          <p>
+            <a href={base}>Back to the page and its audiences</a> · <a href={`${base}/import`}>Import another file</a>
+          </p>
+        )}
+      </>
+    ),
+  });
+}
+
+function progressText(status: ImportStatus): string {
+  if (status.status === 'queued') return 'Waiting for the import worker…';
+  if (status.rows === null) return 'Reading the file…';
+  return `${status.done} of ${status.rows} rows`;
 }

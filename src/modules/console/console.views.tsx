@@ -66,6 +66,8 @@ export function renderDocument(options: {
   body: VNode;
   /** A screen's own assets beyond the shared ones (the analytics chart): same-origin paths. */
   extra?: { styles?: string[]; scripts?: string[] };
+  /** Reload the screen every this many seconds when script is off (a running import). */
+  refreshWithoutScript?: number;
 }): string {
   const assets = consoleAssets();
   const { viewer } = options;
@@ -80,6 +82,11 @@ export function renderDocument(options: {
           <title>{`${options.title} · Audience Pages console`}</title>
           <link rel="stylesheet" href={assets.stylesheet.path} />
           <script src={assets.script.path} defer />
+          {options.refreshWithoutScript !== undefined && (
+            <noscript>
+              <meta http-equiv="refresh" content={String(options.refreshWithoutScript)} />
+            </noscript>
+          )}
           {options.extra?.styles?.map((href) => (
             <link key={href} rel="stylesheet" href={href} />
           ))}

@@ -1,4 +1,5 @@
-// The console's small islands of script: copy buttons and confirmations. Everything works without it.
+// The console's small islands of script: copy buttons, confirmations and an import's progress.
+// Everything works without it.
 (function () {
   'use strict';
   document.addEventListener('click', function (event) {
@@ -37,4 +38,42 @@
       }
     }
   });
+
+  // An import's screen while it runs: its counts from `…/status` every second (the same session's
+  // tenant); when it ends, the screen is loaded again for its summary. Without script, a meta refresh.
+  var live = document.querySelector('[data-import-status]');
+  if (live) {
+    var url = live.getAttribute('data-import-status');
+    var bar = live.querySelector('progress');
+    var text = live.querySelector('[data-progress-text]');
+    var poll = function () {
+      fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (response) {
+          return response.ok ? response.json() : null;
+        })
+        .then(function (status) {
+          if (status === null) return setTimeout(poll, 3000);
+          if (status.status === 'done' || status.status === 'failed') return window.location.reload();
+          ['done', 'created', 'existing', 'failed'].forEach(function (field) {
+            var cell = live.querySelector('[data-count="' + field + '"]');
+            if (cell) {
+              cell.textContent = String(status[field]);
+              cell.setAttribute('data-value', String(status[field]));
+            }
+          });
+          var title = document.querySelector('h1[data-running-title]');
+          if (status.status === 'running' && title) title.textContent = title.getAttribute('data-running-title');
+          if (status.rows !== null && bar) {
+            bar.max = status.rows;
+            bar.value = status.done;
+            if (text) text.textContent = status.done + ' of ' + status.rows + ' rows';
+          }
+          setTimeout(poll, 1000);
+        })
+        .catch(function () {
+          setTimeout(poll, 3000);
+        });
+    };
+    setTimeout(poll, 1000);
+  }
 })();
