@@ -7,7 +7,11 @@ import { systemClock } from '../../src/lib/clock.js';
 import { MINUTE_MS } from '../../src/lib/clock.js';
 import { pino } from 'pino';
 import { importAudiencesCsvText } from '../../src/modules/audiences/audiences.import.js';
-import { audienceImportJobs, audienceImportKind } from '../../src/modules/audiences/audiences.import-job.js';
+import {
+  audienceImportJobs,
+  audienceImportKind,
+  progressColumns,
+} from '../../src/modules/audiences/audiences.import-job.js';
 import { inviteAsOperator } from '../../src/modules/console/console.auth.service.js';
 import { holdLease } from '../../src/workers/leased-jobs.js';
 import { drainGeneration } from '../factories/audiences.js';
@@ -182,15 +186,7 @@ describe.skipIf(!HAVE_BROWSER)('the console’s authoring screens in a real brow
       onChunk: async (p) => {
         if (p.done < 10) return;
         stop.abort();
-        await holdLease(audienceImportKind(t.clock), t.clock, acme.scope, job!, {
-          rows: p.rows,
-          rows_done: p.done,
-          items_done: p.itemsDone,
-          created: p.created,
-          existing: p.existing,
-          failed: p.failed,
-          errors: JSON.stringify(p.errors()),
-        });
+        await holdLease(audienceImportKind(t.clock), t.clock, acme.scope, job!, progressColumns(p));
       },
     });
     // The screen's script shows it without a reload: the bar and the counts move

@@ -5,6 +5,7 @@ import { publishPageDrafts } from '../../src/modules/audiences/audiences.version
 import type { TenantScope } from '../../src/db/tenant-scope.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { seedAudience, type NewAudience } from '../../src/modules/audiences/index.js';
+import type { Tenant, TestApp } from '../harness.js';
 import { makePage } from './pages.js';
 
 /** An audience (with its first version generated and published) on `pageId`, or on a new page. */
@@ -29,3 +30,17 @@ export async function drainGeneration(database: Database, clock: Clock): Promise
 }
 
 export { publishPageDrafts };
+
+/**
+ * A new version of the audience through the API (endpoint 6), generated and published as the
+ * worker would: what a tenant's "regenerate this audience" does end to end.
+ */
+export async function publishNewVersion(t: TestApp, tenant: Tenant, pageId: string, audienceId: string) {
+  const created = await t.request(tenant, {
+    method: 'POST',
+    url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
+    payload: {},
+  });
+  if (created.statusCode !== 201) throw new Error(`new version: ${created.statusCode} ${created.body}`);
+  await drainGeneration(t.database, t.clock);
+}

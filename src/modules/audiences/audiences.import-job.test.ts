@@ -6,7 +6,13 @@ import { holdLease } from '../../workers/leased-jobs.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { useTestApp, type Tenant } from '../../../test/harness.js';
 import { importAudiencesCsvText } from './audiences.import.js';
-import { audienceImportJobs, audienceImportKind, getImport, startImport } from './audiences.import-job.js';
+import {
+  audienceImportJobs,
+  audienceImportKind,
+  getImport,
+  progressColumns,
+  startImport,
+} from './audiences.import-job.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob'] });
 const [alice, bob] = t.tenants;
@@ -117,15 +123,7 @@ describe('console imports as leased jobs (audience_imports)', () => {
         chunks++;
         if (chunks === 1) {
           recorded = { itemsDone: p.itemsDone, created: p.created, failed: p.failed };
-          await holdLease(kind, t.clock, alice.scope, job!, {
-            rows: p.rows,
-            rows_done: p.done,
-            items_done: p.itemsDone,
-            created: p.created,
-            existing: p.existing,
-            failed: p.failed,
-            errors: JSON.stringify(p.errors()),
-          });
+          await holdLease(kind, t.clock, alice.scope, job!, progressColumns(p));
         } else controller.abort();
       },
     });

@@ -18,6 +18,7 @@ import { openPageForImport } from './audiences.batch.js';
 import {
   checkImportHeader,
   importAudiencesCsvText,
+  type ImportOptions,
   type ImportRowError,
   type ImportSummary,
 } from './audiences.import.js';
@@ -59,6 +60,21 @@ export interface ImportJobOptions {
   progressEveryMs?: number;
 }
 
+type ChunkProgress = Parameters<NonNullable<ImportOptions['onChunk']>>[0];
+
+/** A run's progress as its row records it (what a taken-over run resumes from). */
+export function progressColumns(progress: ChunkProgress) {
+  return {
+    rows: progress.rows,
+    rows_done: progress.done,
+    items_done: progress.itemsDone,
+    created: progress.created,
+    existing: progress.existing,
+    failed: progress.failed,
+    errors: JSON.stringify(progress.errors().slice(0, IMPORT_ERRORS_KEPT)),
+  };
+}
+
 export function audienceImportKind(
   clock: Clock,
   options: ImportJobOptions = {},
@@ -91,13 +107,7 @@ export function audienceImportKind(
             if (performance.now() - written < every) return;
             written = performance.now();
             const held = await holdLease(kind, clock, scope, job, {
-              rows: progress.rows,
-              rows_done: progress.done,
-              items_done: progress.itemsDone,
-              created: progress.created,
-              existing: progress.existing,
-              failed: progress.failed,
-              errors: JSON.stringify(progress.errors().slice(0, IMPORT_ERRORS_KEPT)),
+              ...progressColumns(progress),
               updated_at: isoNow(clock),
             });
             if (!held) controller.abort();

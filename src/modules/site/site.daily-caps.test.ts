@@ -1,7 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeAudience } from '../../../test/factories/audiences.js';
-import { makePage } from '../../../test/factories/pages.js';
-import { linkOnHost, visit } from '../../../test/factories/site.js';
+import { formPageOn, visit } from '../../../test/factories/site.js';
 import { problem, rowCounts, useTestApp } from '../../../test/harness.js';
 import { SessionIngest } from '../audience-sessions/index.js';
 
@@ -24,23 +22,6 @@ const HOSTS = { alice: 'caps.alice.localhost', bob: 'caps.bob.localhost' };
 const views: Record<string, string> = {};
 const forms: Record<string, Record<string, string>> = {};
 let address = 0;
-
-async function offersOn(tenant: (typeof t.tenants)[number], host: string) {
-  const pageId = await makePage(tenant.scope, t.clock, {
-    title: 'Offers',
-    actions: [{ purpose: 'Talk to us', buttonTitle: 'Send', actionType: 'form', url: 'https://example.com/contact' }],
-  });
-  const { audienceId } = await makeAudience(tenant.scope, t.clock, {
-    pageId,
-    computedName: 'All',
-    personRouteKey: null,
-  });
-  await linkOnHost(t, tenant, { hostname: host, path: '/offers', audienceId });
-  const html = (await visit(t, host, '/offers')).body;
-  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
-  views[host] = /<meta name="ap-view" content="([^"]+)"/.exec(html)![1]!;
-  forms[host] = { ap_audience: field('ap_audience'), ap_action: field('ap_action') };
-}
 
 const start = (host: string) =>
   t.app.inject({
@@ -69,8 +50,12 @@ const submit = (host: string, json = true) => {
 
 beforeAll(async () => {
   t.clock.set('2026-11-10T22:00:00.000Z');
-  await offersOn(alice, HOSTS.alice);
-  await offersOn(bob, HOSTS.bob);
+  for (const [tenant, host] of [
+    [alice, HOSTS.alice],
+    [bob, HOSTS.bob],
+  ] as const) {
+    ({ view: views[host], hidden: forms[host] } = await formPageOn(t, tenant, host));
+  }
 });
 
 describe('the daily caps of a tenant', () => {

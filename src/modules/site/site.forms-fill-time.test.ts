@@ -1,7 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeAudience } from '../../../test/factories/audiences.js';
-import { makePage } from '../../../test/factories/pages.js';
-import { linkOnHost, visit } from '../../../test/factories/site.js';
+import { formPageOn, visit } from '../../../test/factories/site.js';
 import { problem, rowCounts, useTestApp } from '../../../test/harness.js';
 
 /**
@@ -44,25 +42,9 @@ const stampFor = async (host: string, ip = '198.51.100.7') => {
   return res.json<{ stamp: string; minFillMs: number }>();
 };
 
-async function offersOn(tenant: (typeof t.tenants)[number], hostname: string) {
-  const pageId = await makePage(tenant.scope, t.clock, {
-    title: 'Offers',
-    actions: [{ purpose: 'Talk to us', buttonTitle: 'Send', actionType: 'form', url: 'https://example.com/contact' }],
-  });
-  const { audienceId } = await makeAudience(tenant.scope, t.clock, {
-    pageId,
-    computedName: 'All',
-    personRouteKey: null,
-  });
-  await linkOnHost(t, tenant, { hostname, path: '/offers', audienceId });
-}
-
 beforeAll(async () => {
-  await offersOn(alice, HOST);
-  await offersOn(bob, BOB_HOST);
-  const page = await visit(t, HOST, '/offers');
-  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)?.[1] ?? '';
-  hidden = { ap_audience: field('ap_audience'), ap_action: field('ap_action') };
+  hidden = (await formPageOn(t, alice, HOST)).hidden;
+  await formPageOn(t, bob, BOB_HOST);
 });
 
 describe('the minimum fill time (FORM_MIN_FILL_MS=1500)', () => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drainGeneration, makeAudience } from '../../../test/factories/audiences.js';
+import { drainGeneration, makeAudience, publishNewVersion } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { linkOnHost, visit } from '../../../test/factories/site.js';
 import { ENGINE, startTestApp, testConfig, type Tenant, type TestApp } from '../../../test/harness.js';
@@ -77,13 +77,7 @@ describe('invalidation: the next request in the committing process sees the chan
     const host = 'publish.alice.localhost';
     const { pageId, audienceId } = await servedPage(host, '/p', 'Before');
     await alice.scope.updateTable('pages').set({ title: 'After' }).where('id', '=', pageId).execute();
-    const created = await t.request(alice, {
-      method: 'POST',
-      url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
-      payload: {},
-    });
-    expect(created.statusCode).toBe(201);
-    await drainGeneration(t.database, t.clock);
+    await publishNewVersion(t, alice, pageId, audienceId);
     expect(h1((await visit(t, host, '/p')).body)).toBe('After');
   });
 

@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drainGeneration, makeAudience } from '../../../test/factories/audiences.js';
+import { makeAudience, publishNewVersion } from '../../../test/factories/audiences.js';
 import { makePage } from '../../../test/factories/pages.js';
 import { linkOnHost } from '../../../test/factories/site.js';
 import { startTestApp, type Tenant, type TestApp } from '../../../test/harness.js';
@@ -119,13 +119,7 @@ describe('a page-cache hit ahead of the router', () => {
     expect(h1(await fetchPage(host, '/c'))).toBe('Before');
 
     await alice.scope.updateTable('pages').set({ title: 'After' }).where('id', '=', pageId).execute();
-    const created = await t.request(alice, {
-      method: 'POST',
-      url: `/v0/pages/${pageId}/audiences/${audienceId}/versions`,
-      payload: {},
-    });
-    expect(created.statusCode).toBe(201);
-    await drainGeneration(t.database, t.clock);
+    await publishNewVersion(t, alice, pageId, audienceId);
     expect(h1(await fetchPage(host, '/c'))).toBe('After');
     expect(h1(await fetchPage(host, '/c'))).toBe('After');
 
