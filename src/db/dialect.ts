@@ -250,15 +250,19 @@ function tsWords(terms: string[], operator: '&' | '|'): string {
     .join(` ${operator} `);
 }
 
-/** The FTS5 match of the agent's passages in `scopes` (their scope tokens) that contain `words`. */
+/** Below this many matches in the whole index, SQLite ranks the agent's passages without the scope tokens. */
+const UNSCOPED_RANK_MAX = 1000;
+
+/** The FTS5 match of the agent's passages in `scopes` (their scope tokens), AND-ed with `words`. */
 function scopedMatch(scopes: { token: string }[], words: string): string {
-  return `scope_token : (${scopes.map((s) => `"${s.token}"`).join(' OR ')}) AND {label body} : (${words})`;
+  return `scope_token : (${scopes.map((s) => `"${s.token}"`).join(' OR ')}) AND ${words}`;
 }
 
 /**
  * For each of `terms`, how many of the tenant's passages in `scopes` contain it, counted up to
  * `cap` (so a word found everywhere costs `cap` rows, not the tenant's size). The agent's
- * retrieval tells distinctive words from common ones by it (docs/agent.md, Retrieval).
+ * retrieval tells distinctive words from common ones by it (docs/agent.md, Retrieval). On SQLite
+ * a count below `cap` is the whole index's (an upper bound: a word only other tenants use counts).
  */
 export async function passageCountsPerTerm(
   engine: Engine,
@@ -267,12 +271,17 @@ export async function passageCountsPerTerm(
 ): Promise<number[]> {
   if (query.terms.length === 0 || query.scopes.length === 0) return query.terms.map(() => 0);
   if (engine === 'sqlite') {
-    // The scope tokens name the tenant's own passages (and one of its versions) only.
-    const counts = query.terms.map(
-      (term) => sql<number>`(select count(*) from (
-        select rowid from agent_passages_fts where agent_passages_fts match ${scopedMatch(query.scopes, ftsWords([term], 'OR'))}
-        limit ${query.cap}))`,
-    );
+    // Counted in the whole index first (no scope: the cheaper match); only a word found in `cap`
+    // passages there is counted again in the scopes (their tokens name the tenant's passages).
+    const count = (match: string) =>
+      sql<number>`(select count(*) from (
+        select rowid from agent_passages_fts where agent_passages_fts match ${match} limit ${query.cap}))`;
+    const counts = query.terms.map((term) => {
+      const words = `{label body} : (${ftsWords([term], 'OR')})`;
+      return sql<number>`(select case when everywhere < ${query.cap} then everywhere
+        else ${count(scopedMatch(query.scopes, words))} end
+        from (select ${count(words)} as everywhere))`;
+    });
     const { rows } = await sql<{ counts: string }>`select json_array(${sql.join(counts)}) as counts`.execute(db);
     return JSON.parse(rows[0]!.counts) as number[];
   }
@@ -315,14 +324,39 @@ export async function rankedPassages(
   // holds a word of the match), there for the rank only.
   const extra = rankBy.some((t) => !match.terms.includes(t));
   if (engine === 'sqlite') {
-    const matching = scopedMatch(query.scopes, ftsWords(match.terms, match.all ? 'AND' : 'OR'));
-    const ranked = extra ? `${matching} AND {label body} : (${ftsWords(rankBy, 'OR')})` : matching;
+    const words = `{label body} : (${ftsWords(match.terms, match.all ? 'AND' : 'OR')})`;
+    const rankedWords = extra ? `${words} AND {label body} : (${ftsWords(rankBy, 'OR')})` : words;
+    const matching = scopedMatch(query.scopes, words);
+    const ranked = scopedMatch(query.scopes, rankedWords);
     // Only the first `firstOf` matches: those up to the rowid of the last of them.
     const bound =
       query.firstOf === undefined
         ? sql``
         : sql`and rowid <= coalesce((select rowid from agent_passages_fts where agent_passages_fts match ${matching}
             order by rowid limit 1 offset ${query.firstOf - 1}), 9223372036854775807)`;
+    if (query.firstOf === undefined) {
+      // Words found in few passages of the whole index: ranked there, without the scope tokens,
+      // and the tenant's rows kept after. The same ranking (the scope column weighs nothing), but
+      // bm25 reads the whole list of every token it ranks by, the tenant's scope token included.
+      const { rows: few } = await sql<{ n: number }>`select count(*) as n from (
+        select rowid from agent_passages_fts where agent_passages_fts match ${words} limit ${UNSCOPED_RANK_MAX})`.execute(
+        db,
+      );
+      if (few[0]!.n < UNSCOPED_RANK_MAX) {
+        // Materialized and cross-joined: driven by the few matches, not by the tenant's passages.
+        const { rows } = await sql<RankedPassage>`
+          with f as materialized (
+            select rowid, bm25(agent_passages_fts, 0.0, 2.0, 1.0) as score
+            from agent_passages_fts where agent_passages_fts match ${rankedWords}
+          )
+          select p.id, p.source_kind, p.source_id, p.label, p.body
+          from f cross join agent_passages p on p.seq = f.rowid
+          where p.tenant_id = ${query.tenantId} and p.scope_key in (${sql.join(query.scopes.map((s) => s.key))})
+          order by f.score, p.seq
+          limit ${query.limit}`.execute(db);
+        return rows;
+      }
+    }
     // The full-text match first, ranked and cut, then the rows: written as one join, SQLite's
     // planner may walk the tenant's passages and evaluate the match once per row (150 ms at
     // 1,000 entries instead of 0.6 ms). A subquery with a LIMIT is never flattened into a join.
