@@ -4,6 +4,7 @@ import { makePage } from '../../../test/factories/pages.js';
 import { useTestApp, type Tenant } from '../../../test/harness.js';
 import { questionTerms, termsByFrequency } from './agent.passages.js';
 import { retrieve } from './agent.knowledge.js';
+import { replacePassages } from './agent.queries.js';
 
 const t = useTestApp({ tenants: ['Alice', 'Bob', 'Carol'] });
 // Carol's knowledge is the ranking tests' own (every test of a tenant searches all its entries).
@@ -183,5 +184,25 @@ describe('ranking with common words (docs/agent.md, Retrieval; small thresholds 
     expect(await bodies(carol, versionId, 'export', { commonWordPassages: 3, commonOnlyRanked: 2 })).toEqual(
       expect.not.arrayContaining(['Export export export export.']),
     );
+  });
+
+  it('ranks the same, and only the tenant’s own, when another tenant’s knowledge is full of the words', async () => {
+    const { versionId } = await makeAudience(carol.scope, t.clock);
+    const topicId = await topicOf(carol, 'Fruit notes');
+    await entryOf(carol, topicId, 'Kiwi billing is yearly, invoiced in advance for the whole team.');
+    await entryOf(carol, topicId, 'Kiwi support answers.');
+    // Bob's 1,000 passages with "kiwi": the whole index is full of it (SQLite then ranks within Carol's scopes).
+    await replacePassages(
+      bob.scope,
+      { id: 'bulk_kiwi', scopeKey: bob.scope.tenantId },
+      Array.from({ length: 1_000 }, (_, i) => ({ kind: 'topic_entry' as const, label: 'Kiwi', body: `Kiwi ${i}.` })),
+    );
+    // "billing" is common for Carol (in the quokka passages too); "kiwi" is distinctive.
+    const found = await bodies(carol, versionId, 'kiwi billing', { commonWordPassages: 3 });
+    expect(found.slice(0, 2)).toEqual([
+      'Kiwi billing is yearly, invoiced in advance for the whole team.',
+      'Kiwi support answers.',
+    ]);
+    expect(found.filter((body) => /^Kiwi \d+\.$/.test(body))).toEqual([]);
   });
 });
