@@ -237,9 +237,71 @@ export interface RankedPassage {
   body: string;
 }
 
+/** The words of a search as FTS5 strings (a word of letters and digits, quoted: never syntax). */
+function ftsWords(terms: string[], operator: 'AND' | 'OR'): string {
+  return terms.map((t) => `"${t.replace(/"/g, '')}"`).join(` ${operator} `);
+}
+
+/** The words of a search as PostgreSQL tsquery text (letters and digits only). */
+function tsWords(terms: string[], operator: '&' | '|'): string {
+  return terms
+    .map((t) => t.replace(/[^\p{L}\p{N}]/gu, ''))
+    .filter((t) => t !== '')
+    .join(` ${operator} `);
+}
+
+/** Below this many matches in the whole index, SQLite ranks the agent's passages without the scope tokens. */
+const UNSCOPED_RANK_MAX = 1000;
+
+/** The FTS5 match of the agent's passages in `scopes` (their scope tokens), AND-ed with `words`. */
+function scopedMatch(scopes: { token: string }[], words: string): string {
+  return `scope_token : (${scopes.map((s) => `"${s.token}"`).join(' OR ')}) AND ${words}`;
+}
+
+/**
+ * For each of `terms`, how many of the tenant's passages in `scopes` contain it, counted up to
+ * `cap` (so a word found everywhere costs `cap` rows, not the tenant's size). The agent's
+ * retrieval tells distinctive words from common ones by it (docs/agent.md, Retrieval). On SQLite
+ * a count below `cap` is the whole index's (an upper bound: a word only other tenants use counts).
+ */
+export async function passageCountsPerTerm(
+  engine: Engine,
+  db: Kysely<DB>,
+  query: { tenantId: string; scopes: { key: string; token: string }[]; terms: string[]; cap: number },
+): Promise<number[]> {
+  if (query.terms.length === 0 || query.scopes.length === 0) return query.terms.map(() => 0);
+  if (engine === 'sqlite') {
+    // Counted in the whole index first (no scope: the cheaper match); only a word found in `cap`
+    // passages there is counted again in the scopes (their tokens name the tenant's passages).
+    const count = (match: string) =>
+      sql<number>`(select count(*) from (
+        select rowid from agent_passages_fts where agent_passages_fts match ${match} limit ${query.cap}))`;
+    const counts = query.terms.map((term) => {
+      const words = `{label body} : (${ftsWords([term], 'OR')})`;
+      return sql<number>`(select case when everywhere < ${query.cap} then everywhere
+        else ${count(scopedMatch(query.scopes, words))} end
+        from (select ${count(words)} as everywhere))`;
+    });
+    const { rows } = await sql<{ counts: string }>`select json_array(${sql.join(counts)}) as counts`.execute(db);
+    return JSON.parse(rows[0]!.counts) as number[];
+  }
+  const { rows } = await sql<{ n: number }>`
+    select (select count(*) from (
+      select 1 from agent_passages p
+      where p.tenant_id = ${query.tenantId}
+        and p.scope_key in (${sql.join(query.scopes.map((s) => s.key))})
+        and p.document @@ to_tsquery('english', w.term)
+      limit ${query.cap}) s)::int as n
+    from unnest(${query.terms.map((t) => tsWords([t], '|'))}::text[]) with ordinality as w(term, i)
+    order by w.i`.execute(db);
+  return rows.map((r) => r.n);
+}
+
 /**
  * The on-page agent's retrieval (docs/agent.md, Retrieval): the tenant's passages in one of
- * `scopes` that match any of `terms` (words of letters and digits only, lower-cased), best first.
+ * `scopes` that contain any (or, with `all`, every) word of `match`, ranked by the words of
+ * `rankBy` (a superset of `match`), best first. With `firstOf`, only the first that many matching
+ * passages in the index's order are ranked (a bound on the work for words found everywhere).
  * SQLite: the FTS5 table, its match limited to the scopes' tokens, ranked by bm25 (the label
  * weighs twice the body, the scope token nothing). PostgreSQL: the stored tsvector (english) under
  * its GIN index, ranked by ts_rank (the body weighs more than the label, weights A and B).
@@ -247,13 +309,54 @@ export interface RankedPassage {
 export async function rankedPassages(
   engine: Engine,
   db: Kysely<DB>,
-  query: { tenantId: string; scopes: { key: string; token: string }[]; terms: string[]; limit: number },
+  query: {
+    tenantId: string;
+    scopes: { key: string; token: string }[];
+    match: { terms: string[]; all: boolean };
+    rankBy: string[];
+    firstOf?: number;
+    limit: number;
+  },
 ): Promise<RankedPassage[]> {
-  if (query.terms.length === 0 || query.scopes.length === 0) return [];
+  const { match, rankBy } = query;
+  if (match.terms.length === 0 || query.scopes.length === 0) return [];
+  // Ranking words beyond the match's: a further condition that every matching passage meets (it
+  // holds a word of the match), there for the rank only.
+  const extra = rankBy.some((t) => !match.terms.includes(t));
   if (engine === 'sqlite') {
-    const scopes = query.scopes.map((s) => `"${s.token}"`).join(' OR ');
-    const terms = query.terms.map((t) => `"${t.replace(/"/g, '')}"`).join(' OR ');
-    const match = `scope_token : (${scopes}) AND {label body} : (${terms})`;
+    const words = `{label body} : (${ftsWords(match.terms, match.all ? 'AND' : 'OR')})`;
+    const rankedWords = extra ? `${words} AND {label body} : (${ftsWords(rankBy, 'OR')})` : words;
+    const matching = scopedMatch(query.scopes, words);
+    const ranked = scopedMatch(query.scopes, rankedWords);
+    // Only the first `firstOf` matches: those up to the rowid of the last of them.
+    const bound =
+      query.firstOf === undefined
+        ? sql``
+        : sql`and rowid <= coalesce((select rowid from agent_passages_fts where agent_passages_fts match ${matching}
+            order by rowid limit 1 offset ${query.firstOf - 1}), 9223372036854775807)`;
+    if (query.firstOf === undefined) {
+      // Words found in few passages of the whole index: ranked there, without the scope tokens,
+      // and the tenant's rows kept after. The same ranking (the scope column weighs nothing), but
+      // bm25 reads the whole list of every token it ranks by, the tenant's scope token included.
+      const { rows: few } = await sql<{ n: number }>`select count(*) as n from (
+        select rowid from agent_passages_fts where agent_passages_fts match ${words} limit ${UNSCOPED_RANK_MAX})`.execute(
+        db,
+      );
+      if (few[0]!.n < UNSCOPED_RANK_MAX) {
+        // Materialized and cross-joined: driven by the few matches, not by the tenant's passages.
+        const { rows } = await sql<RankedPassage>`
+          with f as materialized (
+            select rowid, bm25(agent_passages_fts, 0.0, 2.0, 1.0) as score
+            from agent_passages_fts where agent_passages_fts match ${rankedWords}
+          )
+          select p.id, p.source_kind, p.source_id, p.label, p.body
+          from f cross join agent_passages p on p.seq = f.rowid
+          where p.tenant_id = ${query.tenantId} and p.scope_key in (${sql.join(query.scopes.map((s) => s.key))})
+          order by f.score, p.seq
+          limit ${query.limit}`.execute(db);
+        return rows;
+      }
+    }
     // The full-text match first, ranked and cut, then the rows: written as one join, SQLite's
     // planner may walk the tenant's passages and evaluate the match once per row (150 ms at
     // 1,000 entries instead of 0.6 ms). A subquery with a LIMIT is never flattened into a join.
@@ -261,22 +364,27 @@ export async function rankedPassages(
       select p.id, p.source_kind, p.source_id, p.label, p.body
       from (
         select rowid, bm25(agent_passages_fts, 0.0, 2.0, 1.0) as score
-        from agent_passages_fts where agent_passages_fts match ${match}
+        from agent_passages_fts where agent_passages_fts match ${ranked} ${bound}
         order by score, rowid limit ${query.limit}
       ) f join agent_passages p on p.seq = f.rowid
       where p.tenant_id = ${query.tenantId}
       order by f.score, p.seq`.execute(db);
     return rows;
   }
-  const tsquery = query.terms.map((t) => t.replace(/[^\p{L}\p{N}]/gu, '')).filter((t) => t !== '');
-  if (tsquery.length === 0) return [];
-  const { rows } = await sql<RankedPassage>`
-    select p.id, p.source_kind, p.source_id, p.label, p.body
-    from agent_passages p, to_tsquery('english', ${tsquery.join(' | ')}) q
+  const matching = tsWords(match.terms, match.all ? '&' : '|');
+  const ranking = tsWords(rankBy, '|');
+  if (matching === '' || ranking === '') return [];
+  const candidates = sql`
+    select p.id, p.source_kind, p.source_id, p.label, p.body, p.document
+    from agent_passages p
     where p.tenant_id = ${query.tenantId}
       and p.scope_key in (${sql.join(query.scopes.map((s) => s.key))})
-      and p.document @@ q
-    order by ts_rank(p.document, q) desc, p.id
+      and p.document @@ to_tsquery('english', ${matching})
+    ${query.firstOf === undefined ? sql`` : sql`limit ${query.firstOf}`}`;
+  const { rows } = await sql<RankedPassage>`
+    select c.id, c.source_kind, c.source_id, c.label, c.body
+    from (${candidates}) c, to_tsquery('english', ${ranking}) q
+    order by ts_rank(c.document, q) desc, c.id
     limit ${query.limit}`.execute(db);
   return rows;
 }

@@ -44,6 +44,36 @@ export function questionTerms(question: string): string[] {
   return terms;
 }
 
+/**
+ * A word found in at least this many of the passages searched is common: it orders the passages
+ * that hold a distinctive word of the question, but does not find passages by itself (docs/agent.md,
+ * Retrieval).
+ */
+export const COMMON_WORD_PASSAGES = 500;
+
+/** Of a question made of common words only, at most this many matching passages are ranked. */
+export const COMMON_ONLY_RANKED = 100;
+
+/**
+ * The question's words by how many of the searched passages contain them (`counts`, in the order
+ * of `terms`, counted up to `commonAt`): distinctive words (in fewer), common words (in at least
+ * as many). Words found nowhere are neither.
+ */
+export function termsByFrequency(
+  terms: string[],
+  counts: number[],
+  commonAt = COMMON_WORD_PASSAGES,
+): { distinctive: string[]; common: string[] } {
+  const distinctive: string[] = [];
+  const common: string[] = [];
+  terms.forEach((term, i) => {
+    const count = counts[i] ?? 0;
+    if (count >= commonAt) common.push(term);
+    else if (count > 0) distinctive.push(term);
+  });
+  return { distinctive, common };
+}
+
 const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const rec = (v: unknown): Record<string, unknown> =>

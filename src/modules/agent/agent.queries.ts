@@ -1,4 +1,4 @@
-import { rankedPassages, type RankedPassage } from '../../db/dialect.js';
+import { passageCountsPerTerm, rankedPassages, type RankedPassage } from '../../db/dialect.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import { PASSAGE_MAX_CHARS, scopeToken, type PassageInput } from './agent.passages.js';
 
@@ -40,17 +40,38 @@ export async function relabelPassagesOf(scope: TenantScope, sourceIds: string[],
   await scope.updateTable('agent_passages').set({ label }).where('agent_passages.source_id', 'in', sourceIds).execute();
 }
 
-/** The tenant's passages in the given scopes (tenant id, version id) that match the terms, best first. */
-export async function searchPassages(
+const scopesOf = (scopeKeys: string[]) => scopeKeys.map((key) => ({ key, token: scopeToken(key) }));
+
+/** For each term, how many of the tenant's passages in the given scopes contain it, counted up to `cap`. */
+export async function countPassagesPerTerm(
   scope: TenantScope,
   scopeKeys: string[],
   terms: string[],
+  cap: number,
+): Promise<number[]> {
+  return passageCountsPerTerm(scope.engine, scope.unscopedDb(), {
+    tenantId: scope.tenantId,
+    scopes: scopesOf(scopeKeys),
+    terms,
+    cap,
+  });
+}
+
+/**
+ * The tenant's passages in the given scopes (tenant id, version id) that contain any (or every)
+ * word of `match`, ranked by the words of `rankBy`, best first (only the first `firstOf` matches
+ * are ranked, when given).
+ */
+export async function searchPassages(
+  scope: TenantScope,
+  scopeKeys: string[],
+  search: { match: { terms: string[]; all: boolean }; rankBy: string[]; firstOf?: number },
   limit: number,
 ): Promise<RankedPassage[]> {
   return rankedPassages(scope.engine, scope.unscopedDb(), {
     tenantId: scope.tenantId,
-    scopes: scopeKeys.map((key) => ({ key, token: scopeToken(key) })),
-    terms,
+    scopes: scopesOf(scopeKeys),
+    ...search,
     limit,
   });
 }
