@@ -1,6 +1,6 @@
 import type { SessionSummary } from '../audience-sessions/index.js';
 import { consoleAssets } from './console.static.js';
-import { renderDocument, type Section, type Viewer } from './console.views.js';
+import { renderDocument, type Section, TableRegion, type Viewer } from './console.views.js';
 import type { VNode } from 'preact';
 
 /** The analytics, people and settings screens: the shell with their own stylesheet (and the chart's assets). */
@@ -65,7 +65,7 @@ function CountTable(props: {
 }) {
   if (props.rows.length === 0) return <p>None in this range.</p>;
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={props.label}>
+    <TableRegion label={props.label}>
       <table>
         <thead>
           <tr>
@@ -88,7 +88,7 @@ function CountTable(props: {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableRegion>
   );
 }
 
@@ -177,7 +177,7 @@ export function renderAnalytics(options: AnalyticsOptions): string {
           </div>
           <details>
             <summary>Visits per day as a table</summary>
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Visits per day">
+            <TableRegion label="Visits per day">
               <table data-table="visitsPerDay">
                 <thead>
                   <tr>
@@ -196,13 +196,13 @@ export function renderAnalytics(options: AnalyticsOptions): string {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           </details>
         </figure>
         <div class="grid-2">
           <section>
             <h2>Scroll depth</h2>
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Scroll depth">
+            <TableRegion label="Scroll depth">
               <table data-table="scrollDepth">
                 <thead>
                   <tr>
@@ -225,14 +225,14 @@ export function renderAnalytics(options: AnalyticsOptions): string {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           </section>
           <section>
             <h2>By audience</h2>
             {s.byAudience.length === 0 ? (
               <p>No visits in this range.</p>
             ) : (
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Visits by audience">
+              <TableRegion label="Visits by audience">
                 <table>
                   <thead>
                     <tr>
@@ -265,7 +265,7 @@ export function renderAnalytics(options: AnalyticsOptions): string {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableRegion>
             )}
           </section>
           <section>

@@ -1,6 +1,6 @@
 import type { Audience } from '../audiences/index.js';
 import { Field, FormError, type FieldErrors } from './console.pages.forms.js';
-import { Badge, Csrf, PostForm, renderDocument, When, type Viewer } from './console.views.js';
+import { Badge, Csrf, PostForm, renderDocument, TableRegion, type Viewer, When } from './console.views.js';
 
 /** A version as the timeline shows it: the API's AudienceVersionDetail, less its content. */
 export interface TimelineVersion {
@@ -164,7 +164,7 @@ export function renderAudienceView(options: {
         )}
 
         <h2>Versions{options.versionsTotal === null ? '' : ` (${options.versionsTotal})`}</h2>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Versions">
+        <TableRegion label="Versions">
           <table>
             <thead>
               <tr>
@@ -247,7 +247,7 @@ export function renderAudienceView(options: {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableRegion>
 
         {options.preview && (
           <section id="preview" aria-labelledby="preview-title">

@@ -1,4 +1,4 @@
-import { Csrf, renderDocument, When, type Viewer } from './console.views.js';
+import { Csrf, renderDocument, TableRegion, type Viewer, When } from './console.views.js';
 
 /** The page a sign-in link opens: one button, so that a mail scanner fetching the link uses nothing. */
 export function renderSignIn(token: string): string {
@@ -118,7 +118,7 @@ export function renderUsers(options: {
           </div>
         </form>
         <h2>People with access</h2>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="People with access">
+        <TableRegion label="People with access">
           <table>
             <thead>
               <tr>
@@ -142,7 +142,7 @@ export function renderUsers(options: {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableRegion>
       </>
     ),
   });

@@ -1,5 +1,5 @@
 import type { ImportStatus } from '../audiences/index.js';
-import { Csrf, renderDocument, When, type Viewer } from './console.views.js';
+import { Csrf, renderDocument, TableRegion, type Viewer, When } from './console.views.js';
 
 /** The CSV columns the import reads (docs/api.md, Importing audiences). */
 const COLUMNS = [
@@ -161,7 +161,7 @@ export function renderImportProgress(options: { viewer: Viewer; status: ImportSt
               {status.failed > status.errors.length &&
                 ` The first ${status.errors.length} of ${status.failed} are listed.`}
             </p>
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Rows refused">
+            <TableRegion label="Rows refused">
               <table>
                 <thead>
                   <tr>
@@ -182,7 +182,7 @@ export function renderImportProgress(options: { viewer: Viewer; status: ImportSt
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableRegion>
           </>
         )}
         {!live && (

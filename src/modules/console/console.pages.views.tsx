@@ -1,7 +1,7 @@
 import type { Audience } from '../audiences/index.js';
 import { PAGE_TYPES, type Page } from '../pages/index.js';
 import { Field, FormError, type FieldErrors } from './console.pages.forms.js';
-import { Badge, Csrf, PostForm, renderDocument, When, type Viewer } from './console.views.js';
+import { Badge, Csrf, PostForm, renderDocument, TableRegion, type Viewer, When } from './console.views.js';
 
 export interface PageListRow {
   pageId: string;
@@ -52,7 +52,7 @@ export function renderPageList(options: {
         {rows.length === 0 ? (
           <p>No pages{query !== '' ? ' match' : ' yet'}.</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Pages">
+          <TableRegion label="Pages">
             <table>
               <thead>
                 <tr>
@@ -85,7 +85,7 @@ export function renderPageList(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
         {options.nextHref && (
           <nav class="pager" aria-label="More pages">
@@ -348,7 +348,7 @@ export function renderPageView(options: {
         {audiences.length === 0 ? (
           <p>No audiences yet.</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Audiences">
+          <TableRegion label="Audiences">
             <table>
               <thead>
                 <tr>
@@ -385,7 +385,7 @@ export function renderPageView(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
         {!archived && (
           <details class="panel" open={Object.keys(audienceForm.errors).length > 0}>

@@ -1,5 +1,5 @@
 import { renderInsight, duration } from './console.analytics.views.js';
-import { When, type Viewer } from './console.views.js';
+import { TableRegion, type Viewer, When } from './console.views.js';
 
 export interface PersonView {
   personId: string;
@@ -40,7 +40,7 @@ function personLabel(p: PersonView): string {
 
 function PersonTable({ persons, label }: { persons: PersonView[]; label: string }) {
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+    <TableRegion label={label}>
       <table>
         <thead>
           <tr>
@@ -63,7 +63,7 @@ function PersonTable({ persons, label }: { persons: PersonView[]; label: string 
           ))}
         </tbody>
       </table>
-    </div>
+    </TableRegion>
   );
 }
 
@@ -250,7 +250,7 @@ export function renderAccounts(options: {
         {options.accounts.length === 0 ? (
           <p>No accounts{options.query === '' ? ' yet' : ' match'}.</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Accounts">
+          <TableRegion label="Accounts">
             <table>
               <thead>
                 <tr>
@@ -273,7 +273,7 @@ export function renderAccounts(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
         {options.nextHref && (
           <nav class="pager" aria-label="More accounts">

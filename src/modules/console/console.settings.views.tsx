@@ -1,5 +1,5 @@
 import { renderInsight } from './console.analytics.views.js';
-import { Badge, PostForm, When, Csrf, type Viewer } from './console.views.js';
+import { Badge, Csrf, PostForm, TableRegion, type Viewer, When } from './console.views.js';
 
 export interface DomainView {
   tenantDomainId: string;
@@ -129,7 +129,7 @@ export function renderSettings(options: {
         {options.subscriptions.length === 0 ? (
           <p>No webhook subscriptions (they are added through the API: POST /v0/webhook_subscriptions).</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Webhook subscriptions">
+          <TableRegion label="Webhook subscriptions">
             <table>
               <thead>
                 <tr>
@@ -155,7 +155,7 @@ export function renderSettings(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
 
         <h2 id="api-keys">API keys</h2>
@@ -184,7 +184,7 @@ export function renderSettings(options: {
         {options.apiKeys.length === 0 ? (
           <p>No API keys.</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="API keys">
+          <TableRegion label="API keys">
             <table>
               <thead>
                 <tr>
@@ -233,7 +233,7 @@ export function renderSettings(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
       </>
     ),
@@ -266,7 +266,7 @@ export function renderDeliveries(options: {
         {options.deliveries.length === 0 ? (
           <p>No deliveries yet.</p>
         ) : (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries">
+          <TableRegion label="Deliveries">
             <table>
               <thead>
                 <tr>
@@ -318,7 +318,7 @@ export function renderDeliveries(options: {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableRegion>
         )}
         {options.nextHref && (
           <nav class="pager" aria-label="More deliveries">

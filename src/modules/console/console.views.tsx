@@ -44,6 +44,18 @@ export function PostForm(props: {
   );
 }
 
+/**
+ * A table that may be wider than the screen: it scrolls inside its own region, which keyboard
+ * users can focus and screen readers announce by its label (WCAG 1.4.10, 2.1.1).
+ */
+export function TableRegion({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}
+
 export function Badge({ value }: { value: string }) {
   return <span class={`badge ${value.replace(/[^a-z_-]/g, '')}`}>{value}</span>;
 }
