@@ -188,7 +188,7 @@ export function bulkWriteYield(engine: Engine): () => Promise<void> {
  * statements wait on the network, not on the loop.
  */
 export function ingestEventsPerTransaction(engine: Engine): number {
-  return engine === 'sqlite' ? 100 : Number.POSITIVE_INFINITY;
+  return engine === 'sqlite' ? 50 : Number.POSITIVE_INFINITY;
 }
 
 /**

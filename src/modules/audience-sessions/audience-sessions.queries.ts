@@ -159,11 +159,23 @@ function inStatementSizes<T>(rows: readonly T[]): T[][] {
 /** The values of a multi-row statement: `size`, and `<column><row>` for each row's columns. */
 type RowSlots = { size: number } & Record<string, unknown>;
 
+/** `<column><row>` for every column and row index of the largest statement (built once). */
+const slotNames = new Map<string, string[]>();
+
+function slotNamesOf(column: string): string[] {
+  let names = slotNames.get(column);
+  if (names === undefined) {
+    names = Array.from({ length: ROWS_PER_STATEMENT[0] }, (_, i) => `${column}${i}`);
+    slotNames.set(column, names);
+  }
+  return names;
+}
+
 function rowSlots<T>(rows: readonly T[], columns: readonly (keyof T & string)[]): RowSlots {
   const slots: RowSlots = { size: rows.length };
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    for (const column of columns) slots[`${column}${i}`] = row[column];
+  for (const column of columns) {
+    const names = slotNamesOf(column);
+    for (let i = 0; i < rows.length; i++) slots[names[i]!] = rows[i]![column];
   }
   return slots;
 }
@@ -171,7 +183,7 @@ function rowSlots<T>(rows: readonly T[], columns: readonly (keyof T & string)[])
 /** Placeholders of row `i` of a multi-row statement, as the row object Kysely expects. */
 function slotRow<C extends string>(p: RowSlots, columns: readonly C[], i: number): Record<C, never> {
   const row = {} as Record<C, never>;
-  for (const column of columns) row[column] = p[`${column}${i}`] as never;
+  for (const column of columns) row[column] = p[slotNamesOf(column)[i]!] as never;
   return row;
 }
 
