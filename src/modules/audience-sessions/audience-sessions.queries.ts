@@ -342,13 +342,20 @@ const updateActivities = preparedQuery(
  */
 export async function recordActivities(scope: TenantScope, rows: readonly ActivityTotals[]): Promise<string[]> {
   const matched: string[] = [];
+  // A batch's events share a few milliseconds (one flush window): each time is formatted once.
+  const times = new Map<number, string>();
+  const isoOf = (ms: number) => {
+    let text = times.get(ms);
+    if (text === undefined) times.set(ms, (text = iso(ms)));
+    return text;
+  };
   for (const piece of inStatementSizes(rows)) {
     const slots = rowSlots(
       piece.map((r) => ({
         ...r,
         converted: r.conversion ? 1 : 0,
-        now: new Date(r.nowMs).toISOString(),
-        endedBefore: new Date(r.endedBeforeMs).toISOString(),
+        now: isoOf(r.nowMs),
+        endedBefore: isoOf(r.endedBeforeMs),
       })),
       ACTIVITY_COLUMNS,
     );
