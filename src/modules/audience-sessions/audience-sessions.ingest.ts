@@ -38,13 +38,15 @@ interface FlushReport {
 /**
  * Visit events written in batches (docs/pages-runtime.md#durability-of-visit-events): the request
  * is validated and answered at once; what it asks to write waits here at most `INGEST_FLUSH_MS`
- * (or until `MAX_BATCH` events wait), and then one transaction writes the new sessions with their
- * hourly counts (multi-row insert and upsert, insertSessions) and the other events (one multi-row
- * update per tenant and chunk, recordActivities). Events of one session within a batch are merged
- * (totals only grow, so the merge is the larger of each), so the rows and the rollups are exactly
- * what one write per event would have made. A failed flush keeps its events for the next one;
- * `stop` writes everything acknowledged before the process exits. A hard crash loses at most the
- * events of one flush window; a rollup is never half-written (it commits with its sessions).
+ * (or until `MAX_BATCH` events wait), and then the new sessions are written with their hourly
+ * counts (multi-row insert and upsert, insertSessions), then the other events (multi-row updates
+ * per tenant, recordActivities): in one transaction on PostgreSQL, in transactions of at most
+ * `ingestEventsPerTransaction` events on SQLite (each holds the event loop until it commits).
+ * Events of one session within a batch are merged (totals only grow, so the merge is the larger of
+ * each), so the rows and the rollups are exactly what one write per event would have made. A failed
+ * transaction keeps its events (and the flush's later ones) for the next flush; `stop` writes
+ * everything acknowledged before the process exits. A hard crash loses at most the events of one
+ * flush window; a rollup is never half-written (it commits with its sessions).
  */
 export class SessionIngest {
   /** Every ingest not stopped yet (tests and the bench wait for them with `flushAll`). */
