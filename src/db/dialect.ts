@@ -107,6 +107,17 @@ export function greatest<T>(engine: Engine, a: Expression<T>, b: Expression<T> |
   return engine === 'postgres' ? sql<T>`greatest(${a}, ${b})` : sql<T>`max(${a}, ${b})`;
 }
 
+/**
+ * A column that the query planner must not look up by index (SQLite's documented unary `+`). For a
+ * join whose other side SQLite cannot estimate (a list of values): without it, SQLite may scan every
+ * row of the tenant by the tenant's index and look each up in the list, instead of looking each
+ * value up by primary key (docs/performance.md, "Collect on SQLite"). PostgreSQL plans with its
+ * statistics: the column as it is.
+ */
+export function notByIndex(engine: Engine, column: string): RawBuilder<unknown> {
+  return engine === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
+}
+
 /** A bound ISO timestamp as a value of the timestamp column type (text on SQLite, timestamptz on PostgreSQL). */
 export function timestampValue(engine: Engine, iso: string): RawBuilder<string> {
   return engine === 'postgres' ? sql<string>`cast(${iso} as timestamptz)` : sql<string>`${iso}`;
@@ -165,6 +176,19 @@ export function bulkWriteYield(engine: Engine): () => Promise<void> {
     await sleep(BULK_WRITE_PAUSE_MS);
     burstStarted = performance.now();
   };
+}
+
+/**
+ * How many visit events one transaction of the batched ingest writes
+ * (modules/audience-sessions/audience-sessions.ingest.ts). SQLite: few, because better-sqlite3
+ * runs a transaction from its first statement to its commit without yielding the event loop, so
+ * a page request arriving meanwhile waits for all of it; a flush is cut into transactions of
+ * about a millisecond each (docs/performance.md, "Collect on SQLite"), with an event-loop turn
+ * between them (group commit's). PostgreSQL: the whole flush in one transaction, whose
+ * statements wait on the network, not on the loop.
+ */
+export function ingestEventsPerTransaction(engine: Engine): number {
+  return engine === 'sqlite' ? 50 : Number.POSITIVE_INFINITY;
 }
 
 /**

@@ -35,7 +35,7 @@ export const ingestBatchEvents = new Histogram({
 
 export const ingestFlushSeconds = new Histogram({
   name: 'ap_ingest_flush_seconds',
-  help: 'Duration of one ingest flush (one transaction)',
+  help: 'Duration of one ingest transaction (a whole flush on PostgreSQL, at most 50 events on SQLite)',
   labelNames: ['outcome'] as const,
   buckets: SECONDS_BUCKETS,
   registers: [processMetrics],

@@ -186,7 +186,7 @@ export function activityOf(session: SessionRef, totals: Totals, nowMs: number): 
     scroll: totals.scrollDepth,
     clicks: totals.clicks,
     conversion: totals.conversion,
-    now: new Date(nowMs).toISOString(),
-    endedBefore: new Date(nowMs - SESSION_IDLE_MS).toISOString(),
+    nowMs,
+    endedBeforeMs: nowMs - SESSION_IDLE_MS,
   };
 }

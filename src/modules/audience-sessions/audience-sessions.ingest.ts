@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Database } from '../../db/connect.js';
+import { ingestEventsPerTransaction } from '../../db/dialect.js';
 import { TenantScope } from '../../db/tenant-scope.js';
 import { ingestBatchEvents, ingestFlushSeconds } from '../../metrics/metrics.js';
 import type { SessionRow } from './audience-sessions.collect.js';
@@ -11,13 +12,16 @@ const INGEST_FLUSH_MS = 25;
 const MAX_BATCH = 1_000;
 /** Events waiting (a database that is down): beyond this, new events are refused (503) rather than kept. */
 const MAX_QUEUED = 100_000;
-/** Rows per statement (bound parameters stay far below both engines' limits). */
-const CHUNK = 400;
 /**
  * An event for a session that no row matched yet is tried again for this long after the session
  * started: its start may still be waiting in another process's batch (several processes).
  */
 const UNSTARTED_GRACE_MS = 5_000;
+
+interface PendingStart {
+  tenantId: string;
+  row: SessionRow;
+}
 
 interface PendingUpdate {
   tenantId: string;
@@ -34,13 +38,15 @@ interface FlushReport {
 /**
  * Visit events written in batches (docs/pages-runtime.md#durability-of-visit-events): the request
  * is validated and answered at once; what it asks to write waits here at most `INGEST_FLUSH_MS`
- * (or until `MAX_BATCH` events wait), and then one transaction writes the new sessions with their
- * hourly counts (multi-row insert and upsert, insertSessions) and the other events (one multi-row
- * update per tenant and chunk, recordActivities). Events of one session within a batch are merged
- * (totals only grow, so the merge is the larger of each), so the rows and the rollups are exactly
- * what one write per event would have made. A failed flush keeps its events for the next one;
- * `stop` writes everything acknowledged before the process exits. A hard crash loses at most the
- * events of one flush window; a rollup is never half-written (it commits with its sessions).
+ * (or until `MAX_BATCH` events wait), and then the new sessions are written with their hourly
+ * counts (multi-row insert and upsert, insertSessions), then the other events (multi-row updates
+ * per tenant, recordActivities): in one transaction on PostgreSQL, in transactions of at most
+ * `ingestEventsPerTransaction` events on SQLite (each holds the event loop until it commits).
+ * Events of one session within a batch are merged (totals only grow, so the merge is the larger of
+ * each), so the rows and the rollups are exactly what one write per event would have made. A failed
+ * transaction keeps its events (and the flush's later ones) for the next flush; `stop` writes
+ * everything acknowledged before the process exits. A hard crash loses at most the events of one
+ * flush window; a rollup is never half-written (it commits with its sessions).
  */
 export class SessionIngest {
   /** Every ingest not stopped yet (tests and the bench wait for them with `flushAll`). */
@@ -56,7 +62,7 @@ export class SessionIngest {
     }
   }
 
-  #starts: { tenantId: string; row: SessionRow }[] = [];
+  #starts: PendingStart[] = [];
   #updates = new Map<string, PendingUpdate>();
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> | null = null;
@@ -119,48 +125,63 @@ export class SessionIngest {
     this.#starts = [];
     this.#updates = new Map();
     const began = performance.now();
-    let unmatched: PendingUpdate[] = [];
-    try {
-      unmatched = await TenantScope.acrossTenants(this.database, async (_trx, scopeOf) => {
-        for (const [tenantId, rows] of byTenant(starts, (s) => s.tenantId)) {
-          for (let i = 0; i < rows.length; i += CHUNK) {
-            await insertSessions(
-              scopeOf(tenantId),
-              rows.slice(i, i + CHUNK).map((s) => s.row),
-            );
-          }
-        }
-        const missed: PendingUpdate[] = [];
-        for (const [tenantId, pending] of byTenant(updates, (u) => u.tenantId)) {
-          for (let i = 0; i < pending.length; i += CHUNK) {
-            const chunk = pending.slice(i, i + CHUNK);
-            const matched = new Set(
-              await recordActivities(
-                scopeOf(tenantId),
-                chunk.map((u) => u.totals),
-              ),
-            );
-            for (const u of chunk) if (!matched.has(u.totals.sessionId)) missed.push(u);
-          }
-        }
-        return missed;
-      });
-    } catch (err) {
-      // Kept for the next flush (in front of what arrived meanwhile).
-      this.logger?.warn({ err, events: starts.length + updates.length }, 'writing visit events failed; retrying');
-      this.#starts = [...starts, ...this.#starts];
-      for (const u of updates) this.#requeue(u);
-      ingestFlushSeconds.observe({ outcome: 'failed' }, (performance.now() - began) / 1000);
-      this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: true });
-      await new Promise((r) => setTimeout(r, INGEST_FLUSH_MS * 4));
-      return;
+    const perTransaction = ingestEventsPerTransaction(this.database.engine);
+    const unmatched: PendingUpdate[] = [];
+    // Starts first: an update of this flush may be for a session it starts.
+    let s = 0;
+    let u = 0;
+    while (s < starts.length || u < updates.length) {
+      const someStarts = starts.slice(s, s + perTransaction);
+      const someUpdates = updates.slice(u, u + perTransaction - someStarts.length);
+      const transactionBegan = performance.now();
+      try {
+        unmatched.push(...(await this.#transaction(someStarts, someUpdates)));
+      } catch (err) {
+        // Kept for the next flush (in front of what arrived meanwhile); what committed is written.
+        const kept = starts.length - s + updates.length - u;
+        this.logger?.warn({ err, events: kept }, 'writing visit events failed; retrying');
+        this.#starts = [...starts.slice(s), ...this.#starts];
+        for (const update of updates.slice(u)) this.#requeue(update);
+        ingestFlushSeconds.observe({ outcome: 'failed' }, (performance.now() - transactionBegan) / 1000);
+        this.onFlush?.({ events: kept, ms: performance.now() - began, failed: true });
+        await new Promise((r) => setTimeout(r, INGEST_FLUSH_MS * 4));
+        return;
+      }
+      ingestFlushSeconds.observe({ outcome: 'written' }, (performance.now() - transactionBegan) / 1000);
+      s += someStarts.length;
+      u += someUpdates.length;
     }
-    ingestFlushSeconds.observe({ outcome: 'written' }, (performance.now() - began) / 1000);
     ingestBatchEvents.observe(starts.length + updates.length);
     this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: false });
     // A session whose start is still in another process's batch: once more, while it is young.
     const now = Date.now();
-    for (const u of unmatched) if (now - u.startedAtMs < UNSTARTED_GRACE_MS) this.#requeue(u);
+    for (const update of unmatched) if (now - update.startedAtMs < UNSTARTED_GRACE_MS) this.#requeue(update);
+  }
+
+  /**
+   * One transaction: the sessions of `starts` with their hourly counts, then the events of
+   * `updates`; the events no session matched are returned.
+   */
+  #transaction(starts: readonly PendingStart[], updates: readonly PendingUpdate[]): Promise<PendingUpdate[]> {
+    return TenantScope.acrossTenants(this.database, async (_trx, scopeOf) => {
+      for (const [tenantId, rows] of byTenant(starts, (start) => start.tenantId)) {
+        await insertSessions(
+          scopeOf(tenantId),
+          rows.map((start) => start.row),
+        );
+      }
+      const missed: PendingUpdate[] = [];
+      for (const [tenantId, pending] of byTenant(updates, (update) => update.tenantId)) {
+        const matched = new Set(
+          await recordActivities(
+            scopeOf(tenantId),
+            pending.map((update) => update.totals),
+          ),
+        );
+        for (const update of pending) if (!matched.has(update.totals.sessionId)) missed.push(update);
+      }
+      return missed;
+    });
   }
 
   #requeue(update: PendingUpdate): void {
@@ -192,8 +213,8 @@ function merged(pending: PendingUpdate, next: ActivityTotals): PendingUpdate {
       scroll: Math.max(a.scroll, next.scroll),
       clicks: Math.max(a.clicks, next.clicks),
       conversion: a.conversion || next.conversion,
-      now: a.now > next.now ? a.now : next.now,
-      endedBefore: a.endedBefore < next.endedBefore ? a.endedBefore : next.endedBefore,
+      nowMs: Math.max(a.nowMs, next.nowMs),
+      endedBeforeMs: Math.min(a.endedBeforeMs, next.endedBeforeMs),
     },
   };
 }

@@ -1,6 +1,7 @@
-import { sql, type Insertable } from 'kysely';
-import { greatest, jsonText, timestampValue } from '../../db/dialect.js';
+import { sql, type Compilable, type Insertable } from 'kysely';
+import { greatest, jsonText, notByIndex, timestampValue } from '../../db/dialect.js';
 import { keysetAfter } from '../../db/keyset.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { AudienceSessionsTable } from '../../db/schema.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
 import type { KeysetWindow } from '../../http/pagination.js';
@@ -107,16 +108,124 @@ export async function countSessions(scope: TenantScope, filter: SessionFilter): 
   return Number(whole?.sessions ?? 0) + head + tail;
 }
 
+/** A session row as written (every column but the tenant's). */
+type SessionRow = Omit<Insertable<AudienceSessionsTable>, 'tenant_id'>;
+
+const SESSION_COLUMNS = [
+  'id',
+  'page_id',
+  'audience_id',
+  'analytics_session_id',
+  'page_title',
+  'page_url',
+  'form_submission_id',
+  'form_submission_identifier',
+  'form_submission_email',
+  'form_submission_phone',
+  'has_conversion',
+  'has_form_submit',
+  'is_bounce',
+  'max_scroll_depth_percentage',
+  'questions_asked_count',
+  'time_spent_seconds',
+  'total_clicks_count',
+  'session_started_at',
+  'session_ended_at',
+  'utm_campaign',
+  'utm_content',
+  'utm_medium',
+  'utm_source',
+  'utm_term',
+] as const satisfies readonly (keyof SessionRow)[];
+
+/**
+ * Rows per statement of the batched writes: a batch of n rows is written as statements of these
+ * sizes (largest first), so each statement's text is built and compiled once per size and reused
+ * (better-sqlite3's statement cache; a named, planned-once statement on PostgreSQL) instead of a
+ * new text per batch size that Kysely builds and the database parses and plans every time.
+ */
+const ROWS_PER_STATEMENT = [100, 10, 1] as const;
+
+/** `rows` cut into pieces of the sizes of ROWS_PER_STATEMENT. */
+function inStatementSizes<T>(rows: readonly T[]): T[][] {
+  const pieces: T[][] = [];
+  let at = 0;
+  for (const size of ROWS_PER_STATEMENT) {
+    for (; rows.length - at >= size; at += size) pieces.push(rows.slice(at, at + size));
+  }
+  return pieces;
+}
+
+/** The values of a multi-row statement: `size`, and `<column><row>` for each row's columns. */
+type RowSlots = { size: number } & Record<string, unknown>;
+
+/** `<column><row>` for every column and row index of the largest statement (built once). */
+const slotNames = new Map<string, string[]>();
+
+function slotNamesOf(column: string): string[] {
+  let names = slotNames.get(column);
+  if (names === undefined) {
+    names = Array.from({ length: ROWS_PER_STATEMENT[0] }, (_, i) => `${column}${i}`);
+    slotNames.set(column, names);
+  }
+  return names;
+}
+
+function rowSlots<T>(rows: readonly T[], columns: readonly (keyof T & string)[]): RowSlots {
+  const slots: RowSlots = { size: rows.length };
+  for (const column of columns) {
+    const names = slotNamesOf(column);
+    for (let i = 0; i < rows.length; i++) slots[names[i]!] = rows[i]![column];
+  }
+  return slots;
+}
+
+/** Placeholders of row `i` of a multi-row statement, as the row object Kysely expects. */
+function slotRow<C extends string>(p: RowSlots, columns: readonly C[], i: number): Record<C, never> {
+  const row = {} as Record<C, never>;
+  for (const column of columns) row[column] = p[slotNamesOf(column)[i]!] as never;
+  return row;
+}
+
+const insertSessionRows = preparedQuery(
+  (scope, p: RowSlots) =>
+    scope.insertInto(
+      'audience_sessions',
+      Array.from({ length: p.size }, (_, i) => slotRow(p, SESSION_COLUMNS, i)),
+    ),
+  { literals: ['size'] },
+);
+
+interface HourBucket {
+  page_id: string;
+  audience_id: string;
+  hour: string;
+  sessions: number;
+}
+const HOUR_COLUMNS = ['page_id', 'audience_id', 'hour', 'sessions'] as const;
+
+const addSessionHours = preparedQuery(
+  (scope, p: RowSlots) =>
+    scope
+      .insertInto(
+        'audience_session_hours',
+        Array.from({ length: p.size }, (_, i) => slotRow(p, HOUR_COLUMNS, i)),
+      )
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'page_id', 'audience_id', 'hour']).doUpdateSet((eb) => ({
+          sessions: eb('audience_session_hours.sessions', '+', eb.ref('excluded.sessions')),
+        })),
+      ),
+  { literals: ['size'] },
+);
+
 /**
  * Writes sessions (the analytics pipeline, demo, bench) and their hourly counts in one
  * transaction. The only way sessions may be written: the counts behind totalCount depend on it.
  */
-export async function insertSessions(
-  scope: TenantScope,
-  rows: ReadonlyArray<Omit<Insertable<AudienceSessionsTable>, 'tenant_id'>>,
-) {
+export async function insertSessions(scope: TenantScope, rows: readonly SessionRow[]) {
   if (rows.length === 0) return;
-  const buckets = new Map<string, { page_id: string; audience_id: string; hour: string; sessions: number }>();
+  const buckets = new Map<string, HourBucket>();
   for (const row of rows) {
     const hour = iso(Math.floor(Date.parse(row.session_started_at) / HOUR_MS) * HOUR_MS);
     for (const audienceId of ['', row.audience_id]) {
@@ -127,17 +236,9 @@ export async function insertSessions(
     }
   }
   await scope.transaction(async (tx) => {
-    await tx.insertInto('audience_sessions', rows).execute();
-    const all = [...buckets.values()];
-    for (let i = 0; i < all.length; i += 1000) {
-      await tx
-        .insertInto('audience_session_hours', all.slice(i, i + 1000))
-        .onConflict((oc) =>
-          oc.columns(['tenant_id', 'page_id', 'audience_id', 'hour']).doUpdateSet((eb) => ({
-            sessions: eb('audience_session_hours.sessions', '+', eb.ref('excluded.sessions')),
-          })),
-        )
-        .execute();
+    for (const piece of inStatementSizes(rows)) await insertSessionRows(tx, rowSlots(piece, SESSION_COLUMNS));
+    for (const piece of inStatementSizes([...buckets.values()])) {
+      await addSessionHours(tx, rowSlots(piece, HOUR_COLUMNS));
     }
   });
 }
@@ -183,26 +284,39 @@ export interface ActivityTotals {
   scroll: number;
   clicks: number;
   conversion: boolean;
-  now: string;
-  /** Sessions whose last activity is older than this have ended. */
-  endedBefore: string;
+  /** When (unix ms; written as an ISO timestamp, converted only when the batch is written). */
+  nowMs: number;
+  /** Sessions whose last activity is older than this (unix ms) have ended. */
+  endedBeforeMs: number;
 }
 
+const ACTIVITY_COLUMNS = [
+  'sessionId',
+  'pageId',
+  'audienceId',
+  'engaged',
+  'scroll',
+  'clicks',
+  'converted',
+  'now',
+  'endedBefore',
+] as const;
+
 /**
- * Many sessions' events in one statement (the batched ingest, audience-sessions.ingest.ts): the
- * same rule as `updateActivity`, row by row, for at most one row per session. Returns the ids of
- * the sessions it matched (the others have ended or are not written yet).
+ * Many sessions' events in one statement (per ROWS_PER_STATEMENT size): the same rule as
+ * `updateActivity`, row by row, for at most one row per session.
  */
-export async function recordActivities(scope: TenantScope, rows: readonly ActivityTotals[]): Promise<string[]> {
-  if (rows.length === 0) return [];
-  const e = scope.engine;
-  const values = rows.map(
-    (r, i) =>
-      sql`select cast(${r.sessionId} as text) ${i === 0 ? sql`as id` : sql``}, cast(${r.pageId} as text) ${i === 0 ? sql`as page_id` : sql``}, cast(${r.audienceId} as text) ${i === 0 ? sql`as audience_id` : sql``}, cast(${r.engaged} as integer) ${i === 0 ? sql`as engaged` : sql``}, cast(${r.scroll} as integer) ${i === 0 ? sql`as scroll` : sql``}, cast(${r.clicks} as integer) ${i === 0 ? sql`as clicks` : sql``}, cast(${r.conversion ? 1 : 0} as integer) ${i === 0 ? sql`as conversion` : sql``}, ${timestampValue(e, r.now)} ${i === 0 ? sql`as now` : sql``}, ${timestampValue(e, r.endedBefore)} ${i === 0 ? sql`as ended_before` : sql``}`,
-  );
-  const time = greatest(e, sql.ref('time_spent_seconds'), sql.ref('v.engaged'));
-  const converted = sql`(${sql.ref('has_conversion')} or ${sql.ref('v.conversion')} = 1)`;
-  const result = await sql<{ id: string }>`update audience_sessions set
+const updateActivities = preparedQuery(
+  (scope, p: RowSlots): Compilable<{ id: string }> => {
+    const e = scope.engine;
+    const values = Array.from({ length: p.size }, (_, i) => {
+      const v = slotRow(p, ACTIVITY_COLUMNS, i);
+      const as = (name: string) => (i === 0 ? sql` as ${sql.id(name)}` : sql``);
+      return sql`select cast(${v.sessionId} as text)${as('id')}, cast(${v.pageId} as text)${as('page_id')}, cast(${v.audienceId} as text)${as('audience_id')}, cast(${v.engaged} as integer)${as('engaged')}, cast(${v.scroll} as integer)${as('scroll')}, cast(${v.clicks} as integer)${as('clicks')}, cast(${v.converted} as integer)${as('conversion')}, ${timestampValue(e, v.now)}${as('now')}, ${timestampValue(e, v.endedBefore)}${as('ended_before')}`;
+    });
+    const time = greatest(e, sql.ref('time_spent_seconds'), sql.ref('v.engaged'));
+    const converted = sql`(${sql.ref('has_conversion')} or ${sql.ref('v.conversion')} = 1)`;
+    const statement = sql<{ id: string }>`update audience_sessions set
       time_spent_seconds = ${time},
       max_scroll_depth_percentage = ${greatest(e, sql.ref('max_scroll_depth_percentage'), sql.ref('v.scroll'))},
       total_clicks_count = ${greatest(e, sql.ref('total_clicks_count'), sql.ref('v.clicks'))},
@@ -210,13 +324,44 @@ export async function recordActivities(scope: TenantScope, rows: readonly Activi
       is_bounce = (${time} < ${sql.lit(ENGAGED_SECONDS)} and not ${converted} and not ${sql.ref('has_form_submit')}),
       session_ended_at = ${greatest(e, sql.ref('session_ended_at'), sql.ref('v.now'))}
     from (${sql.join(values, sql` union all `)}) as v
-    where audience_sessions.tenant_id = ${scope.tenantId}
+    where ${notByIndex(e, 'audience_sessions.tenant_id')} = ${scope.tenantId}
       and audience_sessions.id = v.id
       and audience_sessions.page_id = v.page_id
       and audience_sessions.audience_id = v.audience_id
       and audience_sessions.session_ended_at >= v.ended_before
-    returning audience_sessions.id`.execute(scope.unscopedDb());
-  return result.rows.map((r) => r.id);
+    returning audience_sessions.id`;
+    const db = scope.unscopedDb();
+    return { compile: () => statement.compile(db) };
+  },
+  { literals: ['size'] },
+);
+
+/**
+ * Many sessions' events (the batched ingest, audience-sessions.ingest.ts), at most one per
+ * session. Returns the ids of the sessions it matched (the others have ended or are not written yet).
+ */
+export async function recordActivities(scope: TenantScope, rows: readonly ActivityTotals[]): Promise<string[]> {
+  const matched: string[] = [];
+  // A batch's events share a few milliseconds (one flush window): each time is formatted once.
+  const times = new Map<number, string>();
+  const isoOf = (ms: number) => {
+    let text = times.get(ms);
+    if (text === undefined) times.set(ms, (text = iso(ms)));
+    return text;
+  };
+  for (const piece of inStatementSizes(rows)) {
+    const slots = rowSlots(
+      piece.map((r) => ({
+        ...r,
+        converted: r.conversion ? 1 : 0,
+        now: isoOf(r.nowMs),
+        endedBefore: isoOf(r.endedBeforeMs),
+      })),
+      ACTIVITY_COLUMNS,
+    );
+    for (const row of await updateActivities(scope, slots)) matched.push(row.id);
+  }
+  return matched;
 }
 
 export interface FormSubmitMark {

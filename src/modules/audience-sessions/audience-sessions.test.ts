@@ -1,9 +1,11 @@
 import { seededRandom } from '../../lib/random.js';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeAudience } from '../../../test/factories/audiences.js';
-import { problem, useTestApp, type Tenant } from '../../../test/harness.js';
-import { insertSessions } from './audience-sessions.queries.js';
+import { ENGINE, problem, useTestApp, type Tenant } from '../../../test/harness.js';
+import { SqliteAdapter } from '../../db/sqlite-adapter.js';
+import { TenantScope } from '../../db/tenant-scope.js';
+import { insertSessions, recordActivities } from './audience-sessions.queries.js';
 import { pruneSessions } from './audience-sessions.retention.js';
 import { makeSession } from './audience-sessions.demo.js';
 
@@ -260,5 +262,71 @@ describe('retention', () => {
     while ((await pruneSessions(t.database.kysely, t.clock, 400)) > 0);
     const left = await dan.scope.selectFrom('agent_messages').select('session_id').execute();
     expect(left).toEqual([{ session_id: recent.id }]);
+  });
+});
+
+describe('the batched ingest’s statements', () => {
+  it('writes 123 sessions and their hourly counts, then updates exactly those of one tenant, looking each up by primary key', async () => {
+    const erin = await t.createTenant('Erin');
+    const a = await makeAudience(erin.scope, t.clock);
+    const random = seededRandom(11);
+    const target = { pageId: a.pageId, audienceId: a.audienceId, pageTitle: 'T', pageUrl: 'https://x.example/p' };
+    const rows = Array.from({ length: 123 }, () => makeSession(random, target, BASE + 30 * 60_000));
+    await insertSessions(erin.scope, rows);
+    const hours = await erin.scope.selectFrom('audience_session_hours').select(['audience_id', 'sessions']).execute();
+    expect(hours.map((h) => [h.audience_id, Number(h.sessions)]).sort()).toEqual([
+      ['', 123],
+      [a.audienceId, 123],
+    ]);
+
+    const texts: { sql: string; adapter: SqliteAdapter }[] = [];
+    const prepare = SqliteAdapter.prototype.prepare;
+    const spy = vi.spyOn(SqliteAdapter.prototype, 'prepare').mockImplementation(function (this: SqliteAdapter, text) {
+      if (text.startsWith('update audience_sessions set')) texts.push({ sql: text, adapter: this });
+      return prepare.call(this, text);
+    });
+    const nowMs = BASE + 40 * 60_000;
+    const updates = rows.slice(0, 111).map((row, i) => ({
+      sessionId: row.id,
+      pageId: a.pageId,
+      audienceId: a.audienceId,
+      engaged: 0,
+      scroll: 50,
+      clicks: i + 1,
+      conversion: false,
+      nowMs,
+      endedBeforeMs: nowMs - 30 * 60_000,
+    }));
+    // Another tenant's scope matches none of them.
+    const [matched, foreign] = await TenantScope.acrossTenants(t.database, async (_trx, scopeOf) => [
+      await recordActivities(scopeOf(erin.tenantId), updates),
+      await recordActivities(scopeOf(alice.tenantId), updates),
+    ]);
+    spy.mockRestore();
+    expect(matched.sort()).toEqual(updates.map((u) => u.sessionId).sort());
+    expect(foreign).toEqual([]);
+    const written = await erin.scope.selectFrom('audience_sessions').select(['id', 'total_clicks_count']).execute();
+    expect(new Map(written.map((r) => [r.id, r.total_clicks_count]))).toEqual(
+      new Map(
+        rows.map((row, i) => [row.id, i < 111 ? Math.max(row.total_clicks_count, i + 1) : row.total_clicks_count]),
+      ),
+    );
+
+    if (ENGINE === 'sqlite') {
+      // Statements of 100, 10 and 1 rows; each finds its sessions by primary key, never by scanning
+      // the tenant's sessions (docs/performance.md, "Collect on SQLite").
+      const sizes = new Set(texts.map((x) => x.sql.split(' union all ').length));
+      expect([...sizes].sort((x, y) => x - y)).toEqual([1, 10, 100]);
+      for (const { sql, adapter } of texts) {
+        const parameters = (sql.match(/\?/g) ?? []).map(() => 'x');
+        const plan = adapter.raw
+          .prepare(`explain query plan ${sql}`)
+          .all(...parameters)
+          .map((step) => (step as { detail: string }).detail);
+        expect(plan.filter((step) => step.includes('audience_sessions ') && step.startsWith('SEARCH'))).toEqual([
+          expect.stringMatching(/^SEARCH audience_sessions USING INDEX sqlite_autoindex_audience_sessions_1 \(id=\?\)/),
+        ]);
+      }
+    }
   });
 });

@@ -1,6 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 const MAC_BYTES = 16;
+/**
+ * View tokens a process has verified and remembers: every visitor of a page sends the same one
+ * with its visit's start, which would otherwise pay an HMAC each (~8 µs). Only tokens that
+ * verified are kept, so forged ones cannot evict them; the secret is fixed for the process, so a
+ * kept answer never goes stale.
+ */
+const VIEW_TOKENS_KEPT = 10_000;
 
 /**
  * The signatures a page carries, made with the `page-runtime` service secret (shared by every
@@ -20,6 +28,8 @@ const MAC_BYTES = 16;
  */
 export class PageSigner {
   readonly #secret: Buffer;
+  /** `tenantId \n token` → the audience it names. */
+  readonly #views = new LRUCache<string, string>({ max: VIEW_TOKENS_KEPT });
 
   constructor(secret: string) {
     this.#secret = Buffer.from(secret, 'utf8');
@@ -45,10 +55,15 @@ export class PageSigner {
 
   /** The audience a view token names, if it was made for this tenant; else null. */
   readViewToken(tenantId: string, token: string): string | null {
+    const key = `${tenantId}\n${token}`;
+    const known = this.#views.get(key);
+    if (known !== undefined) return known;
     const dot = token.indexOf('.');
     if (dot <= 0) return null;
     const audienceId = token.slice(0, dot);
-    return this.#equal(token.slice(dot + 1), this.#mac('view', tenantId, audienceId)) ? audienceId : null;
+    if (!this.#equal(token.slice(dot + 1), this.#mac('view', tenantId, audienceId))) return null;
+    this.#views.set(key, audienceId);
+    return audienceId;
   }
 
   imagePath(tenantId: string, id: string): string {
