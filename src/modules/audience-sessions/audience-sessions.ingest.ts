@@ -142,6 +142,7 @@ export class SessionIngest {
         this.logger?.warn({ err, events: kept }, 'writing visit events failed; retrying');
         this.#starts = [...starts.slice(s), ...this.#starts];
         for (const update of updates.slice(u)) this.#requeue(update);
+        this.#retryUnstarted(unmatched);
         ingestFlushSeconds.observe({ outcome: 'failed' }, (performance.now() - transactionBegan) / 1000);
         this.onFlush?.({ events: kept, ms: performance.now() - began, failed: true });
         await new Promise((r) => setTimeout(r, INGEST_FLUSH_MS * 4));
@@ -153,7 +154,11 @@ export class SessionIngest {
     }
     ingestBatchEvents.observe(starts.length + updates.length);
     this.onFlush?.({ events: starts.length + updates.length, ms: performance.now() - began, failed: false });
-    // A session whose start is still in another process's batch: once more, while it is young.
+    this.#retryUnstarted(unmatched);
+  }
+
+  /** A session whose start is still in another process's batch: once more, while it is young. */
+  #retryUnstarted(unmatched: readonly PendingUpdate[]): void {
     const now = Date.now();
     for (const update of unmatched) if (now - update.startedAtMs < UNSTARTED_GRACE_MS) this.#requeue(update);
   }

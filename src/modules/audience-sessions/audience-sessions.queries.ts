@@ -137,6 +137,10 @@ const SESSION_COLUMNS = [
   'utm_source',
   'utm_term',
 ] as const satisfies readonly (keyof SessionRow)[];
+// A column missing above would be silently left out of every batch: the type fails to compile.
+type UnlistedSessionColumn = Exclude<keyof SessionRow, (typeof SESSION_COLUMNS)[number]>;
+const everySessionColumnListed: [UnlistedSessionColumn] extends [never] ? true : UnlistedSessionColumn = true;
+void everySessionColumnListed;
 
 /**
  * Rows per statement of the batched writes: a batch of n rows is written as statements of these

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { isbot } from 'isbot';
-import { LRUCache } from 'lru-cache';
 import { DailyCap } from '../../db/daily-caps.js';
+import { declaredCrawler } from '../../http/declared-crawler.js';
 import { AppError } from '../../http/errors.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
 import { SessionIngest } from '../audience-sessions/index.js';
@@ -19,21 +18,6 @@ const COLLECT_BODY_LIMIT = 8 * 1024;
  * request's wait behind them under a millisecond.
  */
 const HANDLERS_PER_TURN = 8;
-
-/** User agents whose "declared crawler?" answer is kept (isbot's one large regular expression costs ~5 µs). */
-const AGENTS_KEPT = 1_000;
-/** Longer user agents are answered anew each time (they do not fill the cache). */
-const AGENT_KEPT_MAX_LENGTH = 512;
-const crawlers = new LRUCache<string, boolean>({ max: AGENTS_KEPT });
-
-function declaredCrawler(userAgent: string): boolean {
-  let answer = crawlers.get(userAgent);
-  if (answer === undefined) {
-    answer = isbot(userAgent);
-    if (userAgent.length <= AGENT_KEPT_MAX_LENGTH) crawlers.set(userAgent, answer);
-  }
-  return answer;
-}
 
 /** Token buckets of `perSecond` with bursts of five seconds' worth; null when the limit is off (0). */
 const buckets = (perSecond: number) => (perSecond > 0 ? new TokenBuckets(perSecond, perSecond * 5) : null);
@@ -82,7 +66,7 @@ export const collectRoutes: FastifyPluginAsync<VisitorSide> = async (app, { tena
       // bucket, so a few addresses cannot starve a page's analytics.
       limit(clients, () => clientKey(request.ip), reply, 'from this address');
       // Global Privacy Control, and declared crawlers: nothing is recorded (docs/pages-runtime.md).
-      if (request.headers['sec-gpc'] === '1' || declaredCrawler(request.headers['user-agent'] ?? '')) {
+      if (request.headers['sec-gpc'] === '1' || declaredCrawler(request.headers['user-agent'])) {
         return reply.code(204).send();
       }
       await turns.take();

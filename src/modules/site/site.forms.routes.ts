@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { isbot } from 'isbot';
 import { DailyCap } from '../../db/daily-caps.js';
+import { declaredCrawler } from '../../http/declared-crawler.js';
 import { AppError } from '../../http/errors.js';
 import { sendProblem } from '../../http/plugins/problem.js';
 import { TokenBuckets } from '../../http/token-buckets.js';
@@ -110,7 +110,7 @@ export const formRoutes: FastifyPluginAsync<VisitorSide> = async (app, { pages, 
       return sendProblem(request, reply, new AppError('unsupported_media_type', UNSUPPORTED_FORM));
     }
     // A client that says it is a bot (crawler, monitor, script library) sends no forms.
-    if (isbot(request.headers['user-agent'] ?? '')) {
+    if (declaredCrawler(request.headers['user-agent'])) {
       return sendProblem(request, reply, new AppError('bot_refused', 'Forms are not accepted from automated clients.'));
     }
     const taken = clients?.take(clientKey(request.ip));
