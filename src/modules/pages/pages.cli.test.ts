@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testConfig, useTestApp } from '../../../test/harness.js';
 import { runCli } from '../../cli/run.js';
 import { pagesCommands } from './pages.cli.js';
@@ -15,8 +15,9 @@ const [alice, bob] = t.tenants;
 
 beforeAll(() => {
   // A PostgreSQL test database is a schema of its own: the CLI's connection finds it as a deployed one would.
-  if (t.database.env.PGOPTIONS) process.env.PGOPTIONS = t.database.env.PGOPTIONS;
+  if (t.database.env.PGOPTIONS) vi.stubEnv('PGOPTIONS', t.database.env.PGOPTIONS);
 });
+afterAll(() => vi.unstubAllEnvs()); // the next test file in this worker has a schema of its own
 
 async function cli(...args: string[]) {
   const out: string[] = [];
