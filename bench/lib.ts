@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -29,6 +31,12 @@ export interface Measurement {
   errors: number;
   /** Median over the rounds of requestsPerSecond / the bare node:http ceiling measured right after it. */
   ratioToCeiling: number | null;
+  /**
+   * Median over the rounds of requestsPerSecond / the same-bytes ceiling measured right after it
+   * (a bare node:http server answering the exact response the service sent; loads with
+   * `sameBytesCeiling` only).
+   */
+  ratioToSameBytesCeiling?: number | null;
   /** Anything else worth reporting (counts checked after the run, seeded sizes, …). */
   extra?: Record<string, unknown>;
 }
@@ -48,6 +56,12 @@ export interface LoadOptions {
   rounds?: number;
   /** Skip the ceiling comparison (e.g. for write paths where it means little). Default false. */
   noCeiling?: boolean;
+  /**
+   * Also measure, right after each round, a bare node:http server answering the exact response
+   * the service sent for this request (status, header names and values in order, body bytes;
+   * `bench/ceiling.mjs --response`), captured once with the load's headers. GET loads only.
+   */
+  sameBytesCeiling?: boolean;
   /** Extra request headers (e.g. the Host of a tenant's page domain). */
   headers?: Record<string, string>;
   /**
@@ -247,31 +261,56 @@ export async function startReference(engine: Engine, where: string) {
   };
 }
 
+/** One response as the service sent it: what the same-bytes ceiling answers. */
+export interface CapturedResponse {
+  status: number;
+  /** Names and values as sent, in order; Date, Connection and Keep-Alive left out (node adds its own). */
+  headers: [string, string][];
+  bodyBase64: string;
+}
+
+type CeilingServer = { child: ChildProcess; baseUrl: string };
+
 /**
- * The bare-Node ceiling: `bench/ceiling.mjs` answering a body of about the same size. One server
- * per size bucket, kept running for the whole run and measured again right after each round of
+ * The bare-Node ceilings. `server(bytes)`: `bench/ceiling.mjs` answering a body of about the same
+ * size with two headers; one server per size bucket. `sameBytes(response)`: `bench/ceiling.mjs
+ * --response` answering exactly a captured response of the service; one server per distinct
+ * response. Each is kept running for the whole run and measured again right after each round of
  * the service, so that both see the same machine load.
  */
 export class Ceilings {
-  readonly #servers = new Map<number, Promise<{ child: ChildProcess; baseUrl: string }>>();
+  readonly #servers = new Map<string, Promise<CeilingServer>>();
+  readonly #dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-ceiling-'));
 
   static bucket(bytes: number): number {
     return bytes < 1024 ? Math.max(64, Math.round(bytes / 64) * 64) : Math.round(bytes / 1024) * 1024;
   }
 
-  server(bytes: number): Promise<{ child: ChildProcess; baseUrl: string }> {
-    const bucket = Ceilings.bucket(bytes);
-    let server = this.#servers.get(bucket);
+  server(bytes: number): Promise<CeilingServer> {
+    const bucket = String(Ceilings.bucket(bytes));
+    return this.#start(bucket, [bucket]);
+  }
+
+  sameBytes(response: CapturedResponse): Promise<CeilingServer> {
+    const json = JSON.stringify(response);
+    const key = `response-${createHash('sha256').update(json).digest('hex').slice(0, 16)}`;
+    const file = path.join(this.#dir, `${key}.json`);
+    if (!fs.existsSync(file)) fs.writeFileSync(file, json);
+    return this.#start(key, ['--response', file]);
+  }
+
+  #start(key: string, args: string[]): Promise<CeilingServer> {
+    let server = this.#servers.get(key);
     if (server === undefined) {
       server = (async () => {
-        const child = spawn(process.execPath, [path.resolve('bench/ceiling.mjs'), String(bucket)], {
+        const child = spawn(process.execPath, [path.resolve('bench/ceiling.mjs'), ...args], {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         const [line] = (await once(readline.createInterface({ input: child.stdout! }), 'line')) as [string];
         const { port } = JSON.parse(line) as { port: number };
         return { child, baseUrl: `http://127.0.0.1:${port}` };
       })();
-      this.#servers.set(bucket, server);
+      this.#servers.set(key, server);
     }
     return server;
   }
@@ -279,6 +318,7 @@ export class Ceilings {
   async stop(): Promise<void> {
     for (const server of this.#servers.values()) await stopChild((await server).child);
     this.#servers.clear();
+    fs.rmSync(this.#dir, { recursive: true, force: true });
   }
 }
 

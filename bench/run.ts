@@ -4,6 +4,8 @@
  * node:http server answering a body of the same size (the ceiling), so that every figure is a
  * ratio to what the machine does at that moment. Prints `req/s, p50/p99, × ceiling` per load
  * (medians over the rounds) and writes bench/results/<time>.json and bench/results/latest.json.
+ * A load with `sameBytesCeiling` is also measured against a bare node:http server answering the
+ * exact response the service sent (`× same-bytes ceiling`, printed on a second line).
  *
  * BENCH_ENGINE=sqlite (default) | postgres | both     BENCH_DATABASE_URL: the PostgreSQL server
  * BENCH_ONLY=pages,persons: some scenarios            BENCH_LOADS=limit=1,…: loads whose name has one of these
@@ -27,6 +29,7 @@ import {
   startService,
   startSubscriber,
   type BenchContext,
+  type CapturedResponse,
   type LoadOptions,
   type Measurement,
 } from './lib.js';
@@ -101,14 +104,35 @@ function requestsOf(options: LoadOptions, round: number): BenchRequest[] {
   });
 }
 
-/** The body size of a GET (to pick the ceiling's), sent with the load's headers (Host included). */
-function responseBytes(baseUrl: string, headers: Record<string, string>, request: BenchRequest): Promise<number> {
-  if (request.method !== 'GET') return Promise.resolve(0);
+/** Response headers node:http adds to every response on its own: the same-bytes ceiling's node adds them too. */
+const NODE_OWN_HEADERS = new Set(['date', 'connection', 'keep-alive']);
+
+/**
+ * The first response to a GET, sent with the load's headers (Host included): its body size (to
+ * pick the ceiling's), and the response itself for the same-bytes ceiling.
+ */
+function firstResponse(
+  baseUrl: string,
+  headers: Record<string, string>,
+  request: BenchRequest,
+): Promise<{ bytes: number; response: CapturedResponse | null }> {
+  if (request.method !== 'GET') return Promise.resolve({ bytes: 0, response: null });
   return new Promise((resolve, reject) => {
     const req = http.request(`${baseUrl}${request.path}`, { headers }, (res) => {
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => resolve(bytes));
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const sent: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!;
+          if (!NODE_OWN_HEADERS.has(name.toLowerCase())) sent.push([name, res.rawHeaders[i + 1]!]);
+        }
+        resolve({
+          bytes: body.length,
+          response: { status: res.statusCode ?? 0, headers: sent, bodyBase64: body.toString('base64') },
+        });
+      });
     });
     req.on('error', reject);
     req.end();
@@ -126,6 +150,36 @@ const skipped: Measurement = {
   errors: 0,
   ratioToCeiling: null,
 };
+
+/** A ceiling's round: its throughput, latency and CPU per request under the same wrk command. */
+async function ceilingRound(
+  server: { child: { pid?: number }; baseUrl: string },
+  headers: Record<string, string>,
+  requests: BenchRequest[],
+  options: LoadOptions,
+): Promise<CeilingRound> {
+  const before = processTreeCpuMicros(server.child.pid!);
+  const bare = await runLoad({
+    baseUrl: server.baseUrl,
+    headers,
+    requests,
+    connections: options.connections ?? CONNECTIONS,
+    durationSeconds: options.durationSeconds ?? duration,
+  });
+  return {
+    requestsPerSecond: bare.requestsPerSecond,
+    latency: { p50Ms: bare.p50Ms, p99Ms: bare.p99Ms },
+    cpuMicrosPerRequest:
+      Math.round(((processTreeCpuMicros(server.child.pid!) - before) / Math.max(1, bare.requests)) * 10) / 10,
+  };
+}
+
+interface CeilingRound {
+  requestsPerSecond: number;
+  /** The bare server's own latency under the same load: the tail the machine itself has. */
+  latency: { p50Ms: number; p99Ms: number };
+  cpuMicrosPerRequest: number;
+}
 
 async function runEngine(engine: Engine) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aps-bench-'));
@@ -168,14 +222,21 @@ async function runEngine(engine: Engine) {
         /** PostgreSQL's server processes (when local), per request: the other half of a request's cost. */
         databaseCpuMicrosPerRequest: number | null;
         ceilingCpuMicrosPerRequest: number | null;
+        /** The same-bytes ceiling's round (loads with `sameBytesCeiling`). */
+        sameBytes: CeilingRound | null;
       })[] = [];
       let bytes = 0;
+      let captured: CapturedResponse | null = null;
       const loadAverage = os.loadavg()[0]!;
       const target = options.target ?? service;
       for (let round = 0; round < n; round++) {
         // A load that watches each response makes each request when it is sent (autocannon).
         const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
-        if (round === 0) bytes = await responseBytes(target.baseUrl, headers, requests[0]!);
+        if (round === 0) {
+          const first = await firstResponse(target.baseUrl, headers, requests[0]!);
+          bytes = first.bytes;
+          if (options.sameBytesCeiling) captured = first.response;
+        }
         const cpuBefore = processTreeCpuMicros(target.pid);
         const databaseCpuBefore = engine === 'postgres' ? postgresCpuSeconds() : null;
         const result = await runLoad({
@@ -200,19 +261,14 @@ async function runEngine(engine: Engine) {
         let ceilingLatency: { p50Ms: number; p99Ms: number } | null = null;
         if (!options.noCeiling) {
           const server = await ceilings.server(bytes || Math.max(64, result.bytesPerResponse - 250));
-          const before = processTreeCpuMicros(server.child.pid!);
-          const bare = await runLoad({
-            baseUrl: server.baseUrl,
-            headers: {},
-            requests: [{ method: 'GET', path: '/' }],
-            connections: options.connections ?? CONNECTIONS,
-            durationSeconds: options.durationSeconds ?? duration,
-          });
+          const bare = await ceilingRound(server, {}, [{ method: 'GET', path: '/' }], options);
           ceiling = bare.requestsPerSecond;
-          ceilingLatency = { p50Ms: bare.p50Ms, p99Ms: bare.p99Ms };
-          ceilingCpu =
-            Math.round(((processTreeCpuMicros(server.child.pid!) - before) / Math.max(1, bare.requests)) * 10) / 10;
+          ceilingLatency = bare.latency;
+          ceilingCpu = bare.cpuMicrosPerRequest;
         }
+        // The same request, wrk's headers included, answered with the service's exact response.
+        const sameBytes =
+          captured === null ? null : await ceilingRound(await ceilings.sameBytes(captured), headers, requests, options);
         results.push({
           ...result,
           ceiling,
@@ -221,9 +277,15 @@ async function runEngine(engine: Engine) {
           databaseCpuMicrosPerRequest:
             databaseCpu === null ? null : Math.round(databaseCpu / Math.max(1, result.requests)),
           ceilingCpuMicrosPerRequest: ceilingCpu,
+          sameBytes,
         });
       }
       const ratios = results.filter((r) => r.ceiling).map((r) => r.requestsPerSecond / r.ceiling!);
+      const sameBytesRounds = results.filter((r) => r.sameBytes !== null).map((r) => r.sameBytes!);
+      const sameBytesRatios = results
+        .filter((r) => r.sameBytes !== null)
+        .map((r) => r.requestsPerSecond / r.sameBytes!.requestsPerSecond);
+      const serviceCpu = median(results.map((r) => r.cpuMicrosPerRequest));
       const measurement: Measurement = {
         scenario: current,
         engine,
@@ -235,6 +297,9 @@ async function runEngine(engine: Engine) {
         non2xx: results.reduce((s, r) => s + r.non2xx, 0),
         errors: results.reduce((s, r) => s + r.errors, 0),
         ratioToCeiling: ratios.length > 0 ? Math.round(median(ratios) * 1000) / 1000 : null,
+        ...(sameBytesRatios.length > 0
+          ? { ratioToSameBytesCeiling: Math.round(median(sameBytesRatios) * 1000) / 1000 }
+          : {}),
         extra: {
           ...options.extra,
           ...(ratios.length > 0
@@ -244,7 +309,7 @@ async function runEngine(engine: Engine) {
                 ceilingP99Ms: median(results.map((r) => r.ceilingLatency!.p99Ms)),
               }
             : {}),
-          serviceCpuMicrosPerRequest: median(results.map((r) => r.cpuMicrosPerRequest)),
+          serviceCpuMicrosPerRequest: serviceCpu,
           ...(results.every((r) => r.databaseCpuMicrosPerRequest !== null)
             ? { databaseCpuMicrosPerRequest: median(results.map((r) => r.databaseCpuMicrosPerRequest!)) }
             : {}),
@@ -261,6 +326,23 @@ async function runEngine(engine: Engine) {
                   ) / 1000,
               }
             : {}),
+          // The same-bytes ceiling: what a bare node:http server does answering the very response.
+          ...(captured !== null && sameBytesRounds.length > 0
+            ? {
+                sameBytesCeilingRequestsPerSecond: Math.round(median(sameBytesRounds.map((r) => r.requestsPerSecond))),
+                sameBytesCeilingP50Ms: median(sameBytesRounds.map((r) => r.latency.p50Ms)),
+                sameBytesCeilingP99Ms: median(sameBytesRounds.map((r) => r.latency.p99Ms)),
+                sameBytesCeilingCpuMicrosPerRequest: median(sameBytesRounds.map((r) => r.cpuMicrosPerRequest)),
+                cpuRatioToSameBytesCeiling:
+                  Math.round((median(sameBytesRounds.map((r) => r.cpuMicrosPerRequest)) / serviceCpu) * 1000) / 1000,
+                sameBytesResponse: {
+                  status: captured.status,
+                  headers: captured.headers.length,
+                  headerBytes: captured.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0),
+                  bodyBytes: Buffer.from(captured.bodyBase64, 'base64').length,
+                },
+              }
+            : {}),
           loadAverageBefore: Math.round(loadAverage * 100) / 100,
           // Responses over all rounds (a scenario checks what they wrote against it).
           requests: results.reduce((s, r) => s + r.requests, 0),
@@ -270,6 +352,14 @@ async function runEngine(engine: Engine) {
             p99Ms: r.p99Ms,
             ceiling: r.ceiling,
             ceilingLatency: r.ceilingLatency,
+            ceilingCpuMicrosPerRequest: r.ceilingCpuMicrosPerRequest,
+            ...(r.sameBytes !== null
+              ? {
+                  sameBytesCeiling: r.sameBytes.requestsPerSecond,
+                  sameBytesCeilingLatency: r.sameBytes.latency,
+                  sameBytesCeilingCpuMicrosPerRequest: r.sameBytes.cpuMicrosPerRequest,
+                }
+              : {}),
             cpuMicrosPerRequest: r.cpuMicrosPerRequest,
             databaseCpuMicrosPerRequest: r.databaseCpuMicrosPerRequest,
           })),
@@ -295,8 +385,17 @@ async function runEngine(engine: Engine) {
       const cpuRatio = m.extra?.cpuRatioToCeiling as number | undefined;
       const databaseCpu = m.extra?.databaseCpuMicrosPerRequest as number | undefined;
       const problems = m.non2xx + m.errors > 0 ? `  (${m.non2xx} non-2xx, ${m.errors} errors)` : '';
+      const sameBytes = m.ratioToSameBytesCeiling;
+      const ceilingCpu = m.extra?.ceilingCpuMicrosPerRequest as number | undefined;
+      const sameBytesLine =
+        sameBytes === undefined || sameBytes === null
+          ? ''
+          : `\n  ${''.padEnd(56)} ${sameBytes.toFixed(3)}× same-bytes ceiling (${String(m.extra?.sameBytesCeilingRequestsPerSecond)} req/s, ` +
+            `p50/p99 ${String(m.extra?.sameBytesCeilingP50Ms)}/${String(m.extra?.sameBytesCeilingP99Ms)} ms); ` +
+            `CPU/req: service ${String(cpu)} µs, same-bytes ceiling ${String(m.extra?.sameBytesCeilingCpuMicrosPerRequest)} µs, ` +
+            `ceiling ${String(ceilingCpu)} µs`;
       console.log(
-        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${databaseCpu !== undefined ? ` + ${databaseCpu} µs PostgreSQL` : ''}${problems}`,
+        `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${databaseCpu !== undefined ? ` + ${databaseCpu} µs PostgreSQL` : ''}${problems}${sameBytesLine}`,
       );
     },
   };

@@ -8,19 +8,56 @@ import type { PageService } from './site.pages.service.js';
 
 type Encoding = ReturnType<typeof representation>['encoding'];
 
-/** A 200's headers per (entry, encoding): the page's own, the length, the encoding. Built once. */
-const okHeadersMemo = new WeakMap<RenderedEntry, Partial<Record<Encoding, Record<string, string>>>>();
+/**
+ * A response's headers as node:http's flat `[name, value, name, value, …]`: writeHead walks it
+ * pair by pair, where an object costs a `for…in`, an own-property check and a keyed load per
+ * header on every hit. Same names, values and order as the object the router sends.
+ */
+type FlatHeaders = string[];
 
-function okHeaders(entry: RenderedEntry, encoding: Encoding, bytes: Buffer): Record<string, string> {
-  let byEncoding = okHeadersMemo.get(entry);
-  if (byEncoding === undefined) okHeadersMemo.set(entry, (byEncoding = {}));
+const flat = (headers: Record<string, string>): FlatHeaders => Object.entries(headers).flat();
+
+/** Per (entry, encoding): the 200's headers (the page's own, the length, the encoding) and the 304's. Built once. */
+interface AheadHeaders {
+  ok: FlatHeaders;
+  notModified: FlatHeaders;
+}
+const aheadHeadersMemo = new WeakMap<RenderedEntry, Partial<Record<Encoding, AheadHeaders>>>();
+
+function aheadHeaders(entry: RenderedEntry, encoding: Encoding, bytes: Buffer): AheadHeaders {
+  let byEncoding = aheadHeadersMemo.get(entry);
+  if (byEncoding === undefined) aheadHeadersMemo.set(entry, (byEncoding = {}));
   let headers = byEncoding[encoding];
   if (headers === undefined) {
-    headers = { ...pageHeaders(entry, encoding), 'content-length': String(bytes.length) };
-    if (encoding !== 'identity') headers['content-encoding'] = encoding;
+    const page = pageHeaders(entry, encoding);
+    const ok: Record<string, string> = { ...page, 'content-length': String(bytes.length) };
+    if (encoding !== 'identity') ok['content-encoding'] = encoding;
+    headers = { ok: flat(ok), notModified: flat(page) };
     byEncoding[encoding] = headers;
   }
   return headers;
+}
+
+/** Distinct `Host` header strings whose parse is remembered; past it the memo starts over. */
+const HOST_MEMO_LIMIT = 1_000;
+
+/**
+ * `requestHostname` of a `Host` header string, remembered: a page host's visitors send the same
+ * few strings, and each parse is a regular expression and a lower-casing. Bounded (cleared when
+ * full), so varied headers cost a parse each, never memory.
+ */
+function hostnameMemo(): (header: string | undefined) => string | null {
+  const memo = new Map<string, string | null>();
+  return (header) => {
+    if (header === undefined) return null;
+    let host = memo.get(header);
+    if (host === undefined) {
+      host = requestHostname(header);
+      if (memo.size >= HOST_MEMO_LIMIT) memo.clear();
+      memo.set(header, host);
+    }
+    return host;
+  };
 }
 
 /**
@@ -38,9 +75,11 @@ export function pageHitsAhead(
   hosts: PageHosts,
   originOf: (request: IncomingMessage, host: string) => string | null,
 ): AheadResponder {
+  const hostname = hostnameMemo();
   return (request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'GET') return false;
-    const host = requestHostname(request.headers.host);
+    const headers = request.headers;
+    const host = hostname(headers.host);
     if (host === null || !hosts.has(host)) return false;
     const origin = originOf(request, host);
     if (origin === null) return false;
@@ -48,11 +87,12 @@ export function pageHitsAhead(
     const query = url.indexOf('?');
     const entry = pages.hit(origin, query === -1 ? url : url.slice(0, query));
     if (entry === undefined) return false;
-    const { encoding, bytes } = representation(entry, request.headers['accept-encoding']);
-    if (notModified(request.headers['if-none-match'], entry)) {
-      response.writeHead(304, pageHeaders(entry, encoding)).end();
+    const { encoding, bytes } = representation(entry, headers['accept-encoding']);
+    const answer = aheadHeaders(entry, encoding, bytes);
+    if (notModified(headers['if-none-match'], entry)) {
+      response.writeHead(304, answer.notModified).end();
     } else {
-      response.writeHead(200, okHeaders(entry, encoding, bytes)).end(bytes);
+      response.writeHead(200, answer.ok).end(bytes);
     }
     return true;
   };
