@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import type { AheadResponder } from '../../http/ahead.js';
 import { requestHostname } from '../../lib/domain-name.js';
 import type { PageHosts } from '../tenant-domains/index.js';
@@ -38,23 +39,22 @@ function aheadHeaders(entry: RenderedEntry, encoding: Encoding, bytes: Buffer): 
   return headers;
 }
 
-/** Distinct `Host` header strings whose parse is remembered; past it the memo starts over. */
-const HOST_MEMO_LIMIT = 1_000;
+/** Distinct `Host` header strings whose parse is remembered. */
+const HOSTS_KEPT = 1_000;
 
 /**
  * `requestHostname` of a `Host` header string, remembered: a page host's visitors send the same
- * few strings, and each parse is a regular expression and a lower-casing. Bounded (cleared when
- * full), so varied headers cost a parse each, never memory.
+ * few strings, and each parse is a regular expression and a lower-casing. Only valid ones are
+ * kept, in a bounded LRU, so odd headers cost a parse each and never memory.
  */
 function hostnameMemo(): (header: string | undefined) => string | null {
-  const memo = new Map<string, string | null>();
+  const hosts = new LRUCache<string, string>({ max: HOSTS_KEPT });
   return (header) => {
     if (header === undefined) return null;
-    let host = memo.get(header);
+    let host: string | null | undefined = hosts.get(header);
     if (host === undefined) {
       host = requestHostname(header);
-      if (memo.size >= HOST_MEMO_LIMIT) memo.clear();
-      memo.set(header, host);
+      if (host !== null) hosts.set(header, host);
     }
     return host;
   };

@@ -21,9 +21,6 @@ import { PageService } from './site.pages.service.js';
 import { staticAssets } from './site.static.js';
 import { PageSigner } from './site.tokens.js';
 
-/** Distinct Host header strings whose origin is remembered, per scheme, for hits ahead of the router. */
-const RAW_ORIGIN_MEMO_LIMIT = 1_000;
-
 /**
  * The visitor side (docs/pages-runtime.md): tenant hosts serve people, not API clients. Its areas
  * are peers, each a routes file over its own service: pages (site.pages.*), collect
@@ -60,22 +57,10 @@ export const siteRoutes: FastifyPluginAsync = async (app) => {
   // Ahead of the router there is no request.protocol: without PUBLIC_BASE_URL, a request's scheme
   // comes from its socket, or (TRUST_PROXY) from a header only Fastify's proxy rules may read.
   const proxied = config.trustProxy !== false && config.trustProxy !== 0;
-  // Remembered per Host header string (`host` is its parse), for plain and TLS sockets: a page
-  // host's visitors send the same few strings. Bounded: cleared when full.
-  const rawOrigins = [new Map<string, string>(), new Map<string, string>()] as const;
-  const rawOrigin = (request: IncomingMessage, host: string) => {
-    if (base === null && proxied) return null;
-    const header = request.headers.host ?? '';
-    const secure = (request.socket as TLSSocket).encrypted === true;
-    const memo = rawOrigins[secure ? 1 : 0];
-    let known = memo.get(header);
-    if (known === undefined) {
-      known = originFrom(header, host, secure);
-      if (memo.size >= RAW_ORIGIN_MEMO_LIMIT) memo.clear();
-      memo.set(header, known);
-    }
-    return known;
-  };
+  const rawOrigin = (request: IncomingMessage, host: string) =>
+    base === null && proxied
+      ? null
+      : originFrom(request.headers.host ?? '', host, (request.socket as TLSSocket).encrypted === true);
   const revisions = new ServingRevisions(database, app.ctx.logger);
   await revisions.start();
   app.addHook('onClose', () => revisions.stop());
