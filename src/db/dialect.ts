@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { UNICODE_LOWER, type Database, type Engine } from './connect.js';
-import { groupCommitFor } from './group-commit.js';
+import { groupCommitFor, type RunOptions } from './group-commit.js';
 import { nameStatement } from './pg-adapter.js';
 import type { DB } from './schema.js';
 
@@ -138,10 +138,17 @@ export function jsonArrayHolds(engine: Engine, column: Expression<unknown>, valu
 /**
  * Runs `work` in a transaction of its own. SQLite: concurrent transactions share one commit (group
  * commit, see group-commit.ts), each isolated in a savepoint, begun with `begin immediate` so that
- * writers queue for the lock instead of failing midway. PostgreSQL: a transaction on a pooled connection.
+ * writers queue for the lock instead of failing midway. PostgreSQL: a transaction on a pooled
+ * connection (`options` are SQLite's: a PostgreSQL commit waits for its WAL flush without holding
+ * the event loop).
  */
-export function runTransaction<R>(engine: Engine, db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<R>): Promise<R> {
-  if (engine === 'sqlite') return groupCommitFor(db).run(work);
+export function runTransaction<R>(
+  engine: Engine,
+  db: Kysely<DB>,
+  work: (trx: Kysely<DB>) => Promise<R>,
+  options?: RunOptions,
+): Promise<R> {
+  if (engine === 'sqlite') return groupCommitFor(db).run(work, options);
   return db.transaction().execute(work);
 }
 

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ENGINE, useTestApp } from '../../test/harness.js';
 import { groupCommitFor } from './group-commit.js';
+import type { DB } from './schema.js';
 import { TenantScope } from './tenant-scope.js';
 
 const t = useTestApp({ tenants: ['Tenant'] });
@@ -112,6 +113,25 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
       ),
     ]);
     expect(seen).toBe(1);
+  });
+
+  it('commits a batch of writes that may wait for the next sync without an fsync, and any other write syncs its batch', async () => {
+    const committer = groupCommitFor(t.database.kysely);
+    // 2 = FULL (the WAL is fsynced at commit), 1 = NORMAL (at the next synced commit or checkpoint).
+    const level = async (db: Kysely<DB>) =>
+      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]!.synchronous;
+    const deferred = { syncOnCommit: false };
+    expect(await Promise.all([committer.run(level, deferred), committer.run(level, deferred)])).toEqual([1, 1]);
+    expect(await Promise.all([committer.run(level, deferred), committer.run(level)])).toEqual([2, 2]);
+    expect(await committer.run(level)).toBe(2);
+    // The level comes back after a batch that failed, too.
+    await expect(
+      committer.run(async (db) => {
+        await sql`rollback`.execute(db);
+        throw new Error('disk trouble');
+      }, deferred),
+    ).rejects.toThrow();
+    expect(await committer.run(level)).toBe(2);
   });
 });
 

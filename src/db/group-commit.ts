@@ -7,11 +7,26 @@ type Work = (db: Kysely<DB>) => Promise<unknown>;
 
 interface Job {
   work: Work;
+  /** False for work whose writes may wait for the next sync (see `RunOptions.syncOnCommit`). */
+  syncOnCommit: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface RunOptions {
+  /**
+   * True (the default): the transaction is acknowledged once its commit reached the disk
+   * (synchronous=FULL: the WAL is fsynced). False, for writes whose callers accept losing the
+   * last ones to a power loss (the visit-event ingest, which writes what it acknowledged earlier):
+   * a batch of only such transactions commits with synchronous=NORMAL, so it is durable against
+   * the process dying (the WAL is in the operating system's hands) and reaches the disk with the
+   * next synced commit or checkpoint, without an fsync of its own. One synced transaction in a
+   * batch makes the whole batch synced.
+   */
+  syncOnCommit?: boolean;
+}
 
 /**
  * Group commit for SQLite. A durable commit (synchronous=FULL) costs an fsync, and SQLite has one
@@ -44,9 +59,10 @@ export class SqliteGroupCommit {
     this.#maxBatch = maxBatch;
   }
 
-  run<R>(work: (db: Kysely<DB>) => Promise<R>): Promise<R> {
+  run<R>(work: (db: Kysely<DB>) => Promise<R>, options: RunOptions = {}): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      const syncOnCommit = options.syncOnCommit ?? true;
+      this.#queue.push({ work, syncOnCommit, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#draining) {
         this.#draining = true;
         void this.#drain();
@@ -73,8 +89,11 @@ export class SqliteGroupCommit {
 
   async #commit(batch: Job[]) {
     const outcomes: Outcome[] = [];
+    // SQLite refuses to change the level inside a transaction: it is set around it.
+    const deferSync = batch.every((job) => !job.syncOnCommit);
     try {
       await this.#db.connection().execute(async (conn) => {
+        if (deferSync) await sql`pragma synchronous = NORMAL`.execute(conn);
         await sql`begin immediate`.execute(conn);
         try {
           for (const job of batch) {
@@ -90,6 +109,8 @@ export class SqliteGroupCommit {
         } catch (error) {
           await sql`rollback`.execute(conn).catch(() => {});
           throw error;
+        } finally {
+          if (deferSync) await sql`pragma synchronous = FULL`.execute(conn);
         }
       });
     } catch (error) {

@@ -13,6 +13,7 @@ import {
 } from 'kysely';
 import type { Database } from './connect.js';
 import { lockKey, runTransaction, searchSource } from './dialect.js';
+import type { RunOptions } from './group-commit.js';
 import { withSavepoint } from './savepoint.js';
 import type { DB, TenantTable } from './schema.js';
 import type { WakeupSink } from './wakeup-sink.js';
@@ -62,9 +63,13 @@ export class TenantScope {
   static acrossTenants<R>(
     database: ScopeSource,
     work: (trx: Kysely<DB>, scopeOf: (tenantId: string) => TenantScope) => Promise<R>,
+    options?: RunOptions,
   ): Promise<R> {
-    return TenantScope.#committed(database, (db, afterCommit) =>
-      work(db, (tenantId) => new TenantScope(db, database.engine, tenantId, database.wakeups, afterCommit)),
+    return TenantScope.#committed(
+      database,
+      (db, afterCommit) =>
+        work(db, (tenantId) => new TenantScope(db, database.engine, tenantId, database.wakeups, afterCommit)),
+      options,
     );
   }
 
@@ -76,9 +81,10 @@ export class TenantScope {
   static async #committed<R>(
     database: ScopeSource,
     work: (db: Kysely<DB>, afterCommit: Set<string>) => Promise<R>,
+    options?: RunOptions,
   ): Promise<R> {
     const afterCommit = new Set<string>();
-    const value = await runTransaction(database.engine, database.kysely, (db) => work(db, afterCommit));
+    const value = await runTransaction(database.engine, database.kysely, (db) => work(db, afterCommit), options);
     for (const channel of afterCommit) database.wakeups.send(channel);
     return value;
   }
