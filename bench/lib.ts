@@ -59,7 +59,8 @@ export interface LoadOptions {
   /**
    * Also measure, right after each round, a bare node:http server answering the exact response
    * the service sent for this request (status, header names and values in order, body bytes;
-   * `bench/ceiling.mjs --response`), captured once with the load's headers. GET loads only.
+   * `bench/ceiling.mjs --response`), captured once with the load's headers (a POST is sent once
+   * more for it, before the load).
    */
   sameBytesCeiling?: boolean;
   /** Extra request headers (e.g. the Host of a tenant's page domain). */

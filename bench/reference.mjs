@@ -7,6 +7,8 @@
 //                         statement, serialized with the service's own response schema
 //                         (dist/modules/pages/pages.schemas.js), the rows already in the
 //                         response's shape (camelCase aliases, JSON columns as stored JSON).
+//   POST /beacon/:bytes   a beacon's JSON read and answered (204, or 201 with a body of that size),
+//                         nothing checked or written: the collect endpoint beside Fastify alone;
 //   GET /constant/:bytes  a constant HTML buffer of that size (no key, no database): the page
 //                         cache's hit beside Fastify answering bytes it already has.
 // so "× ceiling" of the service and of the stack alone can be read side by side.
@@ -268,6 +270,33 @@ app.get(
       constants.set(bytes, body);
     }
     return reply.header('content-type', 'text/html; charset=utf-8').send(body);
+  },
+);
+// POST /beacon/:bytes — a page script's beacon, sent as text/plain like navigator.sendBeacon's:
+// the JSON body read and parsed (at most 8 KiB, as the service's collect), nothing checked,
+// nothing written; 204, or 201 with a constant JSON body of `bytes` (a visit start's answer).
+// What Fastify itself costs for a beacon, beside the service's POST /_ap/collect (issue 27).
+app.addContentTypeParser(
+  'text/plain',
+  { parseAs: 'string', bodyLimit: 8 * 1024 },
+  app.getDefaultJsonParser('error', 'error'),
+);
+app.post(
+  '/beacon/:bytes',
+  {
+    config: { open: true },
+    schema: {
+      params: {
+        type: 'object',
+        properties: { bytes: { type: 'integer', minimum: 0, maximum: 8192 } },
+        required: ['bytes'],
+      },
+    },
+  },
+  async (request, reply) => {
+    const { bytes } = request.params;
+    if (bytes === 0) return reply.code(204).send();
+    return reply.code(201).send({ s: 'x'.repeat(Math.max(0, bytes - 8)) });
   },
 );
 await app.listen({ port: 0, host: '127.0.0.1' });

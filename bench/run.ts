@@ -109,16 +109,18 @@ const NODE_OWN_HEADERS = new Set(['date', 'connection', 'keep-alive']);
 
 /**
  * The first response to a GET, sent with the load's headers (Host included): its body size (to
- * pick the ceiling's), and the response itself for the same-bytes ceiling.
+ * pick the ceiling's), and the response itself for the same-bytes ceiling. Other methods only for
+ * the same-bytes ceiling (`capture`): the request is then sent once more than the load sends it.
  */
 function firstResponse(
   baseUrl: string,
   headers: Record<string, string>,
   request: BenchRequest,
+  capture: boolean,
 ): Promise<{ bytes: number; response: CapturedResponse | null }> {
-  if (request.method !== 'GET') return Promise.resolve({ bytes: 0, response: null });
+  if (request.method !== 'GET' && !capture) return Promise.resolve({ bytes: 0, response: null });
   return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${request.path}`, { headers }, (res) => {
+    const req = http.request(`${baseUrl}${request.path}`, { method: request.method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -135,7 +137,7 @@ function firstResponse(
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(request.body);
   });
 }
 
@@ -233,7 +235,7 @@ async function runEngine(engine: Engine) {
         // A load that watches each response makes each request when it is sent (autocannon).
         const requests = options.onResponse ? [lazyRequests(options, round)(0)] : requestsOf(options, round);
         if (round === 0) {
-          const first = await firstResponse(target.baseUrl, headers, requests[0]!);
+          const first = await firstResponse(target.baseUrl, headers, requests[0]!, options.sameBytesCeiling === true);
           bytes = first.bytes;
           if (options.sameBytesCeiling) captured = first.response;
         }
@@ -392,8 +394,8 @@ async function runEngine(engine: Engine) {
           ? ''
           : `\n  ${''.padEnd(56)} ${sameBytes.toFixed(3)}× same-bytes ceiling (${String(m.extra?.sameBytesCeilingRequestsPerSecond)} req/s, ` +
             `p50/p99 ${String(m.extra?.sameBytesCeilingP50Ms)}/${String(m.extra?.sameBytesCeilingP99Ms)} ms); ` +
-            `CPU/req: service ${String(cpu)} µs, same-bytes ceiling ${String(m.extra?.sameBytesCeilingCpuMicrosPerRequest)} µs, ` +
-            `ceiling ${String(ceilingCpu)} µs`;
+            `CPU/req: service ${String(cpu)} µs, same-bytes ceiling ${String(m.extra?.sameBytesCeilingCpuMicrosPerRequest)} µs` +
+            (ceilingCpu === undefined ? '' : `, ceiling ${String(ceilingCpu)} µs`);
       console.log(
         `  ${m.name.padEnd(56)} ${String(m.requestsPerSecond).padStart(7)} req/s  p50/p99 ${String(m.p50Ms).padStart(6)}/${String(m.p99Ms).padEnd(7)} ms${ratio}${cpu !== undefined ? `  ${cpu} µs CPU/req` : ''}${cpuRatio !== undefined ? ` (${cpuRatio.toFixed(3)}× ceiling's)` : ''}${databaseCpu !== undefined ? ` + ${databaseCpu} µs PostgreSQL` : ''}${problems}${sameBytesLine}`,
       );

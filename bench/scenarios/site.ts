@@ -269,13 +269,16 @@ export const siteScenario: BenchScenario = {
       headers: collectHeaders,
       body: startBody,
       noCeiling: true,
+      // Against a bare node:http server answering a start's 201 and its token, byte for byte.
+      sameBytesCeiling: true,
     });
     const startsAcknowledged = Number(starts.extra?.requests ?? 0) - starts.non2xx;
     const startsExact = await checkStarts(
       'visit starts',
       before,
       startsAcknowledged,
-      CONNECTIONS * ((starts.extra?.rounds as unknown[] | undefined)?.length ?? 1),
+      // In flight at the end of each round, and the start the same-bytes ceiling's capture sent.
+      CONNECTIONS * ((starts.extra?.rounds as unknown[] | undefined)?.length ?? 1) + 1,
     );
     Object.assign(starts.extra ?? (starts.extra = {}), { sessionRowsExact: startsExact });
 
@@ -378,6 +381,7 @@ export const siteScenario: BenchScenario = {
         x: false,
       }),
       noCeiling: true,
+      sameBytesCeiling: true,
     });
     await sleep(100);
     if (Number(wrkUpdates.extra?.requests ?? 0) > SESSIONS + CONNECTIONS) {
@@ -404,6 +408,36 @@ export const siteScenario: BenchScenario = {
       );
       if (!ok) problems.push(`session updates (wrk): ${bad.length} rows out of bounds, e.g. ${JSON.stringify(bad[0])}`);
       Object.assign(wrkUpdates.extra ?? (wrkUpdates.extra = {}), { sessionRowsWithinBounds: ok });
+    }
+
+    // 4c. The same beacons answered by bare Fastify (bench/reference.mjs): read, parsed, answered
+    // with a start's 201 and a body of its size, or an update's 204; nothing checked or written.
+    const beaconReference = await startReference(
+      ctx.engine,
+      ctx.engine === 'sqlite' ? `${ctx.dataDir}/reference.sqlite` : BENCH_PG_URL,
+    );
+    try {
+      const startAnswer = Buffer.byteLength(JSON.stringify({ s: tokens[0] }));
+      await ctx.load({
+        name: 'POST visit start beacon, reference: bare Fastify',
+        path: `/beacon/${startAnswer}`,
+        method: 'POST',
+        headers: collectHeaders,
+        body: startBody,
+        noCeiling: true,
+        target: beaconReference,
+      });
+      await ctx.load({
+        name: 'POST session update beacon, reference: bare Fastify',
+        path: '/beacon/0',
+        method: 'POST',
+        headers: collectHeaders,
+        body: { t: 'update', s: tokens[0], e: 0, d: 100, c: base, x: false },
+        noCeiling: true,
+        target: beaconReference,
+      });
+    } finally {
+      await beaconReference.stop();
     }
 
     // 5. Page serving's p99 idle, then while collection is saturated (wrk for each, at once).
