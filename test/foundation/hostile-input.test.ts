@@ -106,6 +106,13 @@ describe('lone UTF-16 surrogates', () => {
         at: '/body/payload/l/1',
       },
       {
+        // The path is a JSON pointer: "~" and "/" in a key are escaped (RFC 6901).
+        url: '/v0/person_logs',
+        method: 'POST',
+        body: '{"source":"crm","email":"s@example.com","payload":{"a/b~c":{"ok":1,"d":["\\ud800"]}}}',
+        at: '/body/payload/a~1b~0c/d/0',
+      },
+      {
         url: `/v0/pages/${pageId}`,
         method: 'PATCH',
         body: '{"metadata":{"keywords":["a","\\ud83d"]}}',

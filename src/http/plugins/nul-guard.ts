@@ -42,37 +42,51 @@ function isJsonContainer(value: unknown): value is Record<string, unknown> | unk
   return proto === Object.prototype || proto === null;
 }
 
-const pointer = (path: string, key: string | number) =>
-  `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+/** Where a value sits in the body: its parent's place and its key (a JSON pointer only when reported). */
+interface Place {
+  parent: Place | null;
+  key: string | number;
+}
 
-/** The first offending field of a parsed JSON body, as a problem, or null. Depth-first, in order. */
+function pointer(place: Place | null): string {
+  let path = '';
+  for (let at = place; at !== null; at = at.parent) {
+    path = `/${String(at.key).replace(/~/g, '~0').replace(/\//g, '~1')}${path}`;
+  }
+  return `/body${path}`;
+}
+
+/**
+ * The first offending field of a parsed JSON body, as a problem, or null. Depth-first, in order.
+ * Every request with a body comes through here, so a field's path is built only when reported.
+ */
 function findBodyProblem(body: unknown): AppError | null {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '/body', depth: 0 }];
+  const stack: { value: unknown; place: Place | null; depth: number }[] = [{ value: body, place: null, depth: 0 }];
   while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
+    const { value, place, depth } = stack.pop()!;
     if (typeof value === 'string') {
       const reason = badText(value);
-      if (reason !== null) return invalidText(path, reason);
+      if (reason !== null) return invalidText(pointer(place), reason);
       continue;
     }
     if (!isJsonContainer(value)) continue;
     if (depth >= MAX_JSON_DEPTH) {
+      const path = pointer(place);
       return new AppError(
         'json_too_deep',
         `The request is invalid: ${path} nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels.`,
         [{ path, message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` }],
       );
     }
-    const children: { value: unknown; path: string; depth: number }[] = [];
+    const children: { value: unknown; place: Place; depth: number }[] = [];
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++)
-        children.push({ value: value[i], path: pointer(path, i), depth: depth + 1 });
+        children.push({ value: value[i], place: { parent: place, key: i }, depth: depth + 1 });
     } else {
       for (const key of Object.keys(value)) {
-        const childPath = pointer(path, key);
         const reason = badText(key);
-        if (reason !== null) return invalidText(childPath, reason);
-        children.push({ value: value[key], path: childPath, depth: depth + 1 });
+        if (reason !== null) return invalidText(pointer({ parent: place, key }), reason);
+        children.push({ value: value[key], place: { parent: place, key }, depth: depth + 1 });
       }
     }
     // Reversed, so the first field in document order is reported first.
