@@ -5,7 +5,7 @@ import { seedAudience } from '../../src/modules/audiences/audiences.service.js';
 import { createPageLink } from '../../src/modules/page-links/page-links.service.js';
 import { createPage } from '../../src/modules/pages/pages.service.js';
 import { createTenantDomain } from '../../src/modules/tenant-domains/tenant-domains.service.js';
-import { BENCH_PG_URL, CONNECTIONS, request, startReference, type BenchScenario } from '../lib.js';
+import { BENCH_PG_URL, Ceilings, CONNECTIONS, request, startReference, type BenchScenario } from '../lib.js';
 import { runLoad, type LoadResult } from '../load.js';
 
 const HOST = 'pages.bench.localhost';
@@ -469,7 +469,28 @@ export const siteScenario: BenchScenario = {
         flood.requests - flood.non2xx,
         CONNECTIONS,
       );
+      // The same flood against a bare node:http server instead (one more process as busy as the
+      // service was, and wrk's own work): the page p99 the machine's cores give beside such a
+      // flood when the service's event loop has nothing else to do.
+      const bare = new Ceilings();
+      let machine: LoadResult;
+      try {
+        const server = await bare.server(64);
+        [machine] = (await Promise.all([
+          sleep(300).then(() => runLoad(pageLoad)),
+          runLoad({
+            baseUrl: server.baseUrl,
+            headers: collectHeaders,
+            requests: [{ method: 'POST', path: '/_ap/collect', body: JSON.stringify(startBody) }],
+            connections: CONNECTIONS,
+            durationSeconds: duration + 1,
+          }),
+        ])) as [LoadResult, LoadResult];
+      } finally {
+        await bare.stop();
+      }
       const p99Ratio = Math.round((busy.p99Ms / Math.max(0.01, idle.p99Ms)) * 100) / 100;
+      const machineRatio = Math.round((machine.p99Ms / Math.max(0.01, idle.p99Ms)) * 100) / 100;
       const record = (name: string, r: LoadResult, extra: Record<string, unknown>) =>
         ctx.record({
           scenario: 'site',
@@ -485,9 +506,13 @@ export const siteScenario: BenchScenario = {
         });
       record('GET page by Host, 10 connections, idle', idle, {});
       record('GET page by Host, 10 connections, collect saturated', busy, { p99RatioToIdle: p99Ratio });
+      record('GET page by Host, 10 connections, a bare server flooded beside it', machine, {
+        p99RatioToIdle: machineRatio,
+      });
       record('POST /_ap/collect visit starts, beside the page load', flood, { sessionRowsExact: floodExact });
       console.log(
-        `  page p99 while collect is saturated: ${busy.p99Ms} ms vs ${idle.p99Ms} ms idle (${p99Ratio}×, target ≤ 3×)`,
+        `  page p99 while collect is saturated: ${busy.p99Ms} ms vs ${idle.p99Ms} ms idle (${p99Ratio}×, target ≤ 3×); ` +
+          `beside the same flood of a bare server: ${machine.p99Ms} ms (${machineRatio}×)`,
       );
     }
 

@@ -3,11 +3,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CollectTurns } from './site.collect.turns.js';
 import { PageSigner } from './site.tokens.js';
 
-describe('collect handlers take turns behind page requests', () => {
+const turnOf = (turns: CollectTurns) => new Promise<void>((go) => turns.wait(go));
+
+describe('collect requests take turns behind page requests', () => {
   it('lets at most `perTurn` handlers go on per event-loop turn, in arrival order', async () => {
     const turns = new CollectTurns(3);
     const went: number[] = [];
-    const all = Array.from({ length: 7 }, (_, i) => turns.take().then(() => went.push(i)));
+    const all = Array.from({ length: 7 }, (_, i) => turnOf(turns).then(() => went.push(i)));
     expect(turns.waiting).toBe(7);
     await nextTurn();
     expect(went).toEqual([0, 1, 2]);
@@ -21,7 +23,7 @@ describe('collect handlers take turns behind page requests', () => {
   it('answers what arrives between turns (a page request read in the poll phase) before the handlers still waiting', async () => {
     const turns = new CollectTurns(2);
     const order: string[] = [];
-    const handlers = Array.from({ length: 6 }, (_, i) => turns.take().then(() => order.push(`collect ${i}`)));
+    const handlers = Array.from({ length: 6 }, (_, i) => turnOf(turns).then(() => order.push(`collect ${i}`)));
     // A page request read after the first turn: answered before the later turns' handlers.
     await nextTurn();
     setImmediate(() => order.push('page'));
