@@ -1,3 +1,5 @@
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ENGINE, useTestApp } from '../../test/harness.js';
@@ -131,6 +133,24 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
         throw new Error('disk trouble');
       }, deferred),
     ).rejects.toThrow();
+    expect(await committer.run(level)).toBe(2);
+  });
+
+  it('a batch of deferred writes that cannot even begin leaves the connection syncing', async () => {
+    const committer = groupCommitFor(t.database.kysely);
+    const level = async (db: Kysely<DB>) =>
+      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]!.synchronous;
+    // Another process holds the write lock, and this connection does not wait for it.
+    const other = new BetterSqlite3(path.join(t.database.dataDir, 'audience-pages.sqlite'));
+    await sql`pragma busy_timeout = 0`.execute(t.database.kysely);
+    other.exec('begin immediate');
+    try {
+      await expect(committer.run(level, { syncOnCommit: false })).rejects.toThrow(/locked|busy/i);
+    } finally {
+      other.exec('rollback');
+      other.close();
+      await sql`pragma busy_timeout = 5000`.execute(t.database.kysely);
+    }
     expect(await committer.run(level)).toBe(2);
   });
 });

@@ -94,22 +94,25 @@ export class SqliteGroupCommit {
     try {
       await this.#db.connection().execute(async (conn) => {
         if (deferSync) await sql`pragma synchronous = NORMAL`.execute(conn);
-        await sql`begin immediate`.execute(conn);
         try {
-          for (const job of batch) {
-            try {
-              outcomes.push({ ok: true, value: await withSavepoint(conn, 'group_commit', () => job.work(conn)) });
-            } catch (error) {
-              // Without its transaction the batch cannot commit: every caller in it fails below.
-              if (error instanceof TransactionLostError) throw error;
-              outcomes.push({ ok: false, error });
+          await sql`begin immediate`.execute(conn);
+          try {
+            for (const job of batch) {
+              try {
+                outcomes.push({ ok: true, value: await withSavepoint(conn, 'group_commit', () => job.work(conn)) });
+              } catch (error) {
+                // Without its transaction the batch cannot commit: every caller in it fails below.
+                if (error instanceof TransactionLostError) throw error;
+                outcomes.push({ ok: false, error });
+              }
             }
+            await sql`commit`.execute(conn);
+          } catch (error) {
+            await sql`rollback`.execute(conn).catch(() => {});
+            throw error;
           }
-          await sql`commit`.execute(conn);
-        } catch (error) {
-          await sql`rollback`.execute(conn).catch(() => {});
-          throw error;
         } finally {
+          // Whatever happened, every later commit on this connection (batched or not) syncs again.
           if (deferSync) await sql`pragma synchronous = FULL`.execute(conn);
         }
       });
