@@ -247,6 +247,12 @@ app.get(
     };
   },
 );
+/** A route's `:bytes` parameter: an integer size within [minimum, maximum]. */
+const bytesParam = (minimum, maximum) => ({
+  type: 'object',
+  properties: { bytes: { type: 'integer', minimum, maximum } },
+  required: ['bytes'],
+});
 // GET /constant/:bytes — a constant HTML buffer of that size, no key, no database (issue 27): what
 // Fastify itself costs for a response whose bytes are ready, beside the page cache's hit.
 const constants = new Map();
@@ -254,13 +260,7 @@ app.get(
   '/constant/:bytes',
   {
     config: { open: true },
-    schema: {
-      params: {
-        type: 'object',
-        properties: { bytes: { type: 'integer', minimum: 1, maximum: 1_000_000 } },
-        required: ['bytes'],
-      },
-    },
+    schema: { params: bytesParam(1, 1_000_000) },
   },
   async (request, reply) => {
     const { bytes } = request.params;
@@ -285,13 +285,7 @@ app.post(
   '/beacon/:bytes',
   {
     config: { open: true },
-    schema: {
-      params: {
-        type: 'object',
-        properties: { bytes: { type: 'integer', minimum: 0, maximum: 8192 } },
-        required: ['bytes'],
-      },
-    },
+    schema: { params: bytesParam(0, 8192) },
   },
   async (request, reply) => {
     const { bytes } = request.params;

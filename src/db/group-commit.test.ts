@@ -15,6 +15,9 @@ const insertAccount = (scope: TenantScope, domain: string) =>
   scope
     .insertInto('accounts', { id: `account_${domain}`, domain, name: null, created_at: now, updated_at: now })
     .execute();
+/** The connection's sync level as a batch sees it: 2 = FULL (the WAL is fsynced at commit), 1 = NORMAL. */
+const level = async (db: Kysely<DB>) =>
+  (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]!.synchronous;
 const domains = async () =>
   (await tenant.scope.selectFrom('accounts').select('domain').orderBy('domain').execute()).map((r) => r.domain);
 
@@ -119,9 +122,6 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
 
   it('commits a batch of writes that may wait for the next sync without an fsync, and any other write syncs its batch', async () => {
     const committer = groupCommitFor(t.database.kysely);
-    // 2 = FULL (the WAL is fsynced at commit), 1 = NORMAL (at the next synced commit or checkpoint).
-    const level = async (db: Kysely<DB>) =>
-      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]!.synchronous;
     const deferred = { syncOnCommit: false };
     expect(await Promise.all([committer.run(level, deferred), committer.run(level, deferred)])).toEqual([1, 1]);
     expect(await Promise.all([committer.run(level, deferred), committer.run(level)])).toEqual([2, 2]);
@@ -138,8 +138,6 @@ describe.runIf(ENGINE === 'sqlite')('SQLite group commit (TenantScope.transactio
 
   it('a batch of deferred writes that cannot even begin leaves the connection syncing', async () => {
     const committer = groupCommitFor(t.database.kysely);
-    const level = async (db: Kysely<DB>) =>
-      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]!.synchronous;
     // Another process holds the write lock, and this connection does not wait for it.
     const other = new BetterSqlite3(path.join(t.database.dataDir, 'audience-pages.sqlite'));
     await sql`pragma busy_timeout = 0`.execute(t.database.kysely);

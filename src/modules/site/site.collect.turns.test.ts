@@ -6,7 +6,7 @@ import { PageSigner } from './site.tokens.js';
 const turnOf = (turns: CollectTurns) => new Promise<void>((go) => turns.wait(go));
 
 describe('collect requests take turns behind page requests', () => {
-  it('lets at most `perTurn` handlers go on per event-loop turn, in arrival order', async () => {
+  it('lets at most `perTurn` requests go on per event-loop turn, in arrival order', async () => {
     const turns = new CollectTurns(3);
     const went: number[] = [];
     const all = Array.from({ length: 7 }, (_, i) => turnOf(turns).then(() => went.push(i)));
@@ -20,7 +20,7 @@ describe('collect requests take turns behind page requests', () => {
     expect(turns.waiting).toBe(0);
   });
 
-  it('answers what arrives between turns (a page request read in the poll phase) before the handlers still waiting', async () => {
+  it('answers what arrives between turns (a page request read in the poll phase) before the requests still waiting', async () => {
     const turns = new CollectTurns(2);
     const order: string[] = [];
     const handlers = Array.from({ length: 6 }, (_, i) => turnOf(turns).then(() => order.push(`collect ${i}`)));

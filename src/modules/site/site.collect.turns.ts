@@ -28,7 +28,7 @@ export class CollectTurns {
     }
   }
 
-  /** Handlers waiting now. */
+  /** Requests waiting now. */
   get waiting(): number {
     return this.#waiting.length;
   }
